@@ -1,0 +1,250 @@
+//! The typed result of one run.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::request::AgentKind;
+
+/// Everything a caller learns from one run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Outcome {
+    pub agent: AgentKind,
+    pub status: Status,
+    /// The agent's final answer (markdown); empty when it gave none.
+    pub answer: String,
+    /// Pass this back as `session_id` to continue the conversation.
+    pub session_id: Option<String>,
+    /// The agent's reasoning, where the CLI reports it.
+    pub reasoning: Option<String>,
+    pub tools: ToolSummary,
+    pub usage: Option<Usage>,
+    /// The CLI's exit code; `None` when a signal ended it.
+    pub exit_code: Option<i32>,
+    /// The signal that ended the CLI, if one did.
+    pub exit_signal: Option<i32>,
+    pub duration_ms: u64,
+    /// The last lines the CLI wrote to stderr.
+    pub stderr_tail: String,
+    /// Things that went wrong without failing the run (unreadable lines, retries, …).
+    pub warnings: Vec<String>,
+    pub error: Option<ErrorInfo>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Completed,
+    Failed,
+    Cancelled,
+    TimedOut,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+        }
+    }
+}
+
+/// Token usage of one run, normalised across CLIs: `input_tokens` includes cached input,
+/// `output_tokens` includes reasoning.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub cached_input_tokens: u64,
+    pub output_tokens: u64,
+    /// Reasoning tokens, where the CLI reports them separately.
+    pub reasoning_tokens: Option<u64>,
+    /// Cost in US dollars, where the CLI reports it.
+    pub cost_usd: Option<f64>,
+}
+
+impl Usage {
+    /// This run's share of a usage the CLI reports cumulatively (codex, per thread).
+    pub fn since(&self, earlier: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            cached_input_tokens: self
+                .cached_input_tokens
+                .saturating_sub(earlier.cached_input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            reasoning_tokens: self
+                .reasoning_tokens
+                .map(|now| now.saturating_sub(earlier.reasoning_tokens.unwrap_or(0))),
+            cost_usd: self.cost_usd,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSummary {
+    /// Tool calls started.
+    pub calls: u32,
+    /// Tool calls that finished unsuccessfully.
+    pub failed: u32,
+    /// The most recent finished calls, oldest first.
+    pub recent: Vec<ToolCall>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolCall {
+    pub name: String,
+    pub command: Option<String>,
+    pub exit_code: Option<i64>,
+    pub success: bool,
+}
+
+/// Why a run did not complete, and what to do about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ErrorInfo {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    Authentication,
+    RateLimited,
+    ServerError,
+    BadRequest,
+    Connection,
+    StreamCut,
+    SessionNotFound,
+    /// Any other failure the CLI reported.
+    AgentError,
+    /// The CLI exited without finishing its turn.
+    Crashed,
+    OutputTooLarge,
+    Cancelled,
+    TotalTimeout,
+    IdleTimeout,
+}
+
+impl ErrorKind {
+    /// Read the kind of a failure from what the CLI said about it.
+    pub fn classify(http_status: Option<u16>, message: &str) -> Self {
+        let status = http_status.or_else(|| status_in(message));
+        match status {
+            Some(401 | 403) => return Self::Authentication,
+            Some(429) => return Self::RateLimited,
+            Some(500..=599) => return Self::ServerError,
+            Some(400 | 404 | 413 | 422) => return Self::BadRequest,
+            _ => {}
+        }
+        let lower = message.to_ascii_lowercase();
+        let has = |needles: &[&str]| needles.iter().any(|needle| lower.contains(needle));
+        if has(&["unauthorized", "unauthenticated", "authentication", "invalid api key", "not logged in"]) {
+            Self::Authentication
+        } else if has(&["too many requests", "rate limit", "resource_exhausted", "quota"]) {
+            Self::RateLimited
+        } else if has(&["no conversation found", "no rollout found", "session not found", "no previous sessions", "invalid session identifier"]) {
+            Self::SessionNotFound
+        } else if has(&["stream disconnected", "stream closed before", "without a finish reason", "stream ended"]) {
+            Self::StreamCut
+        } else if has(&["connection failed", "unable to connect", "connectionrefused", "connection refused", "fetch failed", "cannot connect", "error sending request"]) {
+            Self::Connection
+        } else if has(&["internal server error", "high demand", "overloaded", "server_error"]) {
+            Self::ServerError
+        } else {
+            Self::AgentError
+        }
+    }
+
+    /// What the user can do about a failure of this kind.
+    pub fn hint(self, agent: AgentKind) -> Option<String> {
+        let hint = match self {
+            Self::Authentication => format!(
+                "check the API key in the server's environment, or log in to {agent} (run `{agent}` once by hand)"
+            ),
+            Self::RateLimited => "the provider is rate-limiting this account: wait and retry, or check its quota".to_owned(),
+            Self::ServerError => "the model provider had a server error: retry in a moment".to_owned(),
+            Self::BadRequest => "the provider rejected the request: check the model name and the prompt".to_owned(),
+            Self::Connection => format!(
+                "{agent} could not reach its model provider: check the network, proxy and base URL in {agent}'s configuration"
+            ),
+            Self::StreamCut => "the provider's stream ended early: retry".to_owned(),
+            Self::SessionNotFound => "check the session id, and resume from the workspace the session was started in (claude, gemini and opencode resume only there)".to_owned(),
+            Self::AgentError => return None,
+            Self::Crashed => format!("{agent} exited without finishing its turn: its stderr_tail says why"),
+            Self::OutputTooLarge => "raise the line cap (--max-line-bytes or CAM_MAX_LINE_BYTES) or ask for a shorter answer".to_owned(),
+            Self::Cancelled => return None,
+            Self::TotalTimeout => "raise the timeout (timeout_secs, --timeout-secs or CAM_TIMEOUT_SECS) or split the task".to_owned(),
+            Self::IdleTimeout => format!(
+                "{agent} produced no event for the idle limit: it may be stuck retrying or waiting on a prompt no one can answer; raise --idle-timeout-secs (CAM_IDLE_TIMEOUT_SECS) for long silent tools"
+            ),
+        };
+        Some(hint)
+    }
+}
+
+/// An HTTP status written in an error message: `401 Unauthorized`, `(429)`, `"code":500`.
+fn status_in(message: &str) -> Option<u16> {
+    let bytes = message.as_bytes();
+    (0..bytes.len().saturating_sub(2)).find_map(|start| {
+        let digits = &bytes[start..start + 3];
+        let boundary_before = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
+        let boundary_after = bytes.get(start + 3).is_none_or(|b| !b.is_ascii_alphanumeric());
+        if !(digits.iter().all(u8::is_ascii_digit) && boundary_before && boundary_after) {
+            return None;
+        }
+        let code: u16 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        let context = &message[..start].to_ascii_lowercase();
+        let looks_http = matches!(code, 400 | 401 | 403 | 404 | 413 | 422 | 429 | 500..=504)
+            && (context.ends_with("status ") || context.ends_with("error: ") || context.ends_with('(')
+                || context.ends_with("\"code\":") || context.ends_with("code ") || context.ends_with("api error: "));
+        looks_http.then_some(code)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classify_reads_http_status_in_each_clis_wording() {
+        let cases = [
+            ("unexpected status 401 Unauthorized: bad key, url: http://x/v1/responses", ErrorKind::Authentication),
+            ("API Error: Request rejected (429) · slow down", ErrorKind::RateLimited),
+            ("[API Error: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}]", ErrorKind::ServerError),
+            ("API Error: 400 bad model", ErrorKind::BadRequest),
+            ("exceeded retry limit, last status: 429 Too Many Requests", ErrorKind::RateLimited),
+        ];
+        for (message, kind) in cases {
+            assert_eq!(ErrorKind::classify(None, message), kind, "{message}");
+        }
+    }
+
+    #[test]
+    fn classify_reads_failures_without_a_status() {
+        let cases = [
+            ("Connection failed: error sending request", ErrorKind::Connection),
+            ("API Error: Unable to connect to API (ConnectionRefused)", ErrorKind::Connection),
+            ("stream disconnected before completion: stream closed before response.completed", ErrorKind::StreamCut),
+            ("No conversation found with session ID: abc", ErrorKind::SessionNotFound),
+            ("We’re currently experiencing high demand, which may cause temporary errors.", ErrorKind::ServerError),
+            ("something odd", ErrorKind::AgentError),
+        ];
+        for (message, kind) in cases {
+            assert_eq!(ErrorKind::classify(None, message), kind, "{message}");
+        }
+    }
+
+    #[test]
+    fn explicit_status_wins_over_wording() {
+        assert_eq!(ErrorKind::classify(Some(401), "whatever"), ErrorKind::Authentication);
+    }
+
+    #[test]
+    fn usage_since_subtracts_an_earlier_cumulative_report() {
+        let earlier = Usage { input_tokens: 100, cached_input_tokens: 20, output_tokens: 7, reasoning_tokens: Some(3), cost_usd: None };
+        let now = Usage { input_tokens: 300, cached_input_tokens: 60, output_tokens: 21, reasoning_tokens: Some(9), cost_usd: None };
+        let run = now.since(&earlier);
+        assert_eq!((run.input_tokens, run.cached_input_tokens, run.output_tokens, run.reasoning_tokens), (200, 40, 14, Some(6)));
+    }
+}
