@@ -2,11 +2,24 @@
 //! parses its JSONL output into one typed event stream, decides the outcome, and tears down
 //! every process the run started. It knows nothing of MCP.
 
+pub mod command;
+pub mod config;
 pub mod dialect;
+mod engine;
+pub mod error;
 pub mod event;
+mod locate;
 pub mod outcome;
+pub mod process;
 pub mod request;
+mod supervise;
+mod transcript;
 
+pub use config::EngineConfig;
+pub use engine::Engine;
+pub use error::SetupError;
 pub use event::{AgentEvent, NoticeLevel};
+pub use locate::find_cli;
 pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
 pub use request::{AgentKind, Permission, RunRequest};
+pub use supervise::Observer;

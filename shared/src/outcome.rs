@@ -139,17 +139,52 @@ impl ErrorKind {
         }
         let lower = message.to_ascii_lowercase();
         let has = |needles: &[&str]| needles.iter().any(|needle| lower.contains(needle));
-        if has(&["unauthorized", "unauthenticated", "authentication", "invalid api key", "not logged in"]) {
+        if has(&[
+            "unauthorized",
+            "unauthenticated",
+            "authentication",
+            "invalid api key",
+            "not logged in",
+        ]) {
             Self::Authentication
-        } else if has(&["too many requests", "rate limit", "resource_exhausted", "quota"]) {
+        } else if has(&[
+            "too many requests",
+            "rate limit",
+            "resource_exhausted",
+            "quota",
+        ]) {
             Self::RateLimited
-        } else if has(&["no conversation found", "no rollout found", "session not found", "no previous sessions", "invalid session identifier"]) {
+        } else if has(&[
+            "no conversation found",
+            "no rollout found",
+            "session not found",
+            "no previous sessions",
+            "invalid session identifier",
+        ]) {
             Self::SessionNotFound
-        } else if has(&["stream disconnected", "stream closed before", "without a finish reason", "stream ended"]) {
+        } else if has(&[
+            "stream disconnected",
+            "stream closed before",
+            "without a finish reason",
+            "stream ended",
+        ]) {
             Self::StreamCut
-        } else if has(&["connection failed", "unable to connect", "connectionrefused", "connection refused", "fetch failed", "cannot connect", "error sending request"]) {
+        } else if has(&[
+            "connection failed",
+            "unable to connect",
+            "connectionrefused",
+            "connection refused",
+            "fetch failed",
+            "cannot connect",
+            "error sending request",
+        ]) {
             Self::Connection
-        } else if has(&["internal server error", "high demand", "overloaded", "server_error"]) {
+        } else if has(&[
+            "internal server error",
+            "high demand",
+            "overloaded",
+            "server_error",
+        ]) {
             Self::ServerError
         } else {
             Self::AgentError
@@ -189,15 +224,21 @@ fn status_in(message: &str) -> Option<u16> {
     (0..bytes.len().saturating_sub(2)).find_map(|start| {
         let digits = &bytes[start..start + 3];
         let boundary_before = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-        let boundary_after = bytes.get(start + 3).is_none_or(|b| !b.is_ascii_alphanumeric());
+        let boundary_after = bytes
+            .get(start + 3)
+            .is_none_or(|b| !b.is_ascii_alphanumeric());
         if !(digits.iter().all(u8::is_ascii_digit) && boundary_before && boundary_after) {
             return None;
         }
         let code: u16 = std::str::from_utf8(digits).ok()?.parse().ok()?;
         let context = &message[..start].to_ascii_lowercase();
         let looks_http = matches!(code, 400 | 401 | 403 | 404 | 413 | 422 | 429 | 500..=504)
-            && (context.ends_with("status ") || context.ends_with("error: ") || context.ends_with('(')
-                || context.ends_with("\"code\":") || context.ends_with("code ") || context.ends_with("api error: "));
+            && (context.ends_with("status ")
+                || context.ends_with("error: ")
+                || context.ends_with('(')
+                || context.ends_with("\"code\":")
+                || context.ends_with("code ")
+                || context.ends_with("api error: "));
         looks_http.then_some(code)
     })
 }
@@ -209,11 +250,23 @@ mod tests {
     #[test]
     fn classify_reads_http_status_in_each_clis_wording() {
         let cases = [
-            ("unexpected status 401 Unauthorized: bad key, url: http://x/v1/responses", ErrorKind::Authentication),
-            ("API Error: Request rejected (429) · slow down", ErrorKind::RateLimited),
-            ("[API Error: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}]", ErrorKind::ServerError),
+            (
+                "unexpected status 401 Unauthorized: bad key, url: http://x/v1/responses",
+                ErrorKind::Authentication,
+            ),
+            (
+                "API Error: Request rejected (429) · slow down",
+                ErrorKind::RateLimited,
+            ),
+            (
+                "[API Error: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}]",
+                ErrorKind::ServerError,
+            ),
             ("API Error: 400 bad model", ErrorKind::BadRequest),
-            ("exceeded retry limit, last status: 429 Too Many Requests", ErrorKind::RateLimited),
+            (
+                "exceeded retry limit, last status: 429 Too Many Requests",
+                ErrorKind::RateLimited,
+            ),
         ];
         for (message, kind) in cases {
             assert_eq!(ErrorKind::classify(None, message), kind, "{message}");
@@ -223,11 +276,26 @@ mod tests {
     #[test]
     fn classify_reads_failures_without_a_status() {
         let cases = [
-            ("Connection failed: error sending request", ErrorKind::Connection),
-            ("API Error: Unable to connect to API (ConnectionRefused)", ErrorKind::Connection),
-            ("stream disconnected before completion: stream closed before response.completed", ErrorKind::StreamCut),
-            ("No conversation found with session ID: abc", ErrorKind::SessionNotFound),
-            ("We’re currently experiencing high demand, which may cause temporary errors.", ErrorKind::ServerError),
+            (
+                "Connection failed: error sending request",
+                ErrorKind::Connection,
+            ),
+            (
+                "API Error: Unable to connect to API (ConnectionRefused)",
+                ErrorKind::Connection,
+            ),
+            (
+                "stream disconnected before completion: stream closed before response.completed",
+                ErrorKind::StreamCut,
+            ),
+            (
+                "No conversation found with session ID: abc",
+                ErrorKind::SessionNotFound,
+            ),
+            (
+                "We’re currently experiencing high demand, which may cause temporary errors.",
+                ErrorKind::ServerError,
+            ),
             ("something odd", ErrorKind::AgentError),
         ];
         for (message, kind) in cases {
@@ -237,14 +305,37 @@ mod tests {
 
     #[test]
     fn explicit_status_wins_over_wording() {
-        assert_eq!(ErrorKind::classify(Some(401), "whatever"), ErrorKind::Authentication);
+        assert_eq!(
+            ErrorKind::classify(Some(401), "whatever"),
+            ErrorKind::Authentication
+        );
     }
 
     #[test]
     fn usage_since_subtracts_an_earlier_cumulative_report() {
-        let earlier = Usage { input_tokens: 100, cached_input_tokens: 20, output_tokens: 7, reasoning_tokens: Some(3), cost_usd: None };
-        let now = Usage { input_tokens: 300, cached_input_tokens: 60, output_tokens: 21, reasoning_tokens: Some(9), cost_usd: None };
+        let earlier = Usage {
+            input_tokens: 100,
+            cached_input_tokens: 20,
+            output_tokens: 7,
+            reasoning_tokens: Some(3),
+            cost_usd: None,
+        };
+        let now = Usage {
+            input_tokens: 300,
+            cached_input_tokens: 60,
+            output_tokens: 21,
+            reasoning_tokens: Some(9),
+            cost_usd: None,
+        };
         let run = now.since(&earlier);
-        assert_eq!((run.input_tokens, run.cached_input_tokens, run.output_tokens, run.reasoning_tokens), (200, 40, 14, Some(6)));
+        assert_eq!(
+            (
+                run.input_tokens,
+                run.cached_input_tokens,
+                run.output_tokens,
+                run.reasoning_tokens
+            ),
+            (200, 40, 14, Some(6))
+        );
     }
 }

@@ -63,7 +63,9 @@ impl std::str::FromStr for AgentKind {
         Self::ALL
             .into_iter()
             .find(|agent| agent.name() == s)
-            .ok_or_else(|| format!("unknown agent `{s}`: expected one of codex, claude, gemini, opencode"))
+            .ok_or_else(|| {
+                format!("unknown agent `{s}`: expected one of codex, claude, gemini, opencode")
+            })
     }
 }
 
@@ -105,7 +107,9 @@ impl std::str::FromStr for Permission {
             .into_iter()
             .find(|level| level.name() == s)
             .ok_or_else(|| {
-                format!("unknown permission `{s}`: expected read-only, workspace-write or unlimited")
+                format!(
+                    "unknown permission `{s}`: expected read-only, workspace-write or unlimited"
+                )
             })
     }
 }

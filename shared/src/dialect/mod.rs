@@ -6,6 +6,7 @@
 mod claude;
 mod codex;
 mod gemini;
+mod json;
 mod opencode;
 
 pub use claude::ClaudeDialect;

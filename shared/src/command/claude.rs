@@ -1,0 +1,109 @@
+//! `claude -p --output-format stream-json`: permission by tool policy, prompt from stdin.
+
+use std::path::Path;
+
+use super::CommandLine;
+use crate::error::SetupError;
+use crate::request::{AgentKind, Permission, RunRequest};
+
+pub(super) fn command(
+    request: &RunRequest,
+    program: &Path,
+    as_root: bool,
+) -> Result<CommandLine, SetupError> {
+    let mut cmd = CommandLine::new(program);
+    cmd.args(["-p", "--output-format", "stream-json", "--verbose"]);
+    match request.permission {
+        // Explicit, so a user's `defaultMode` setting cannot raise the level.
+        Permission::ReadOnly => {
+            cmd.args(["--permission-mode", "default"]);
+        }
+        Permission::WorkspaceWrite => {
+            cmd.args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
+        }
+        Permission::Unlimited => {
+            refuse_bypass_as_root(as_root)?;
+            cmd.arg("--dangerously-skip-permissions");
+        }
+    }
+    if let Some(model) = &request.model {
+        cmd.flag_value("--model", model);
+    }
+    if let Some(session_id) = &request.session_id {
+        cmd.flag_value("--resume", session_id);
+    }
+    if let Some(extra) = &request.append_system_prompt {
+        cmd.flag_value("--append-system-prompt", extra);
+    }
+    Ok(cmd)
+}
+
+/// claude refuses its bypass flag as root unless the environment says it is a sandbox.
+fn refuse_bypass_as_root(as_root: bool) -> Result<(), SetupError> {
+    if !as_root || std::env::var_os("IS_SANDBOX").is_some_and(|v| v == "1") {
+        return Ok(());
+    }
+    Err(SetupError::PermissionUnavailable {
+        agent: AgentKind::Claude,
+        permission: Permission::Unlimited,
+        reason:
+            "claude refuses --dangerously-skip-permissions when run as root. Run the server as \
+                 a regular user, or, if this machine is a disposable sandbox, set IS_SANDBOX=1 in \
+                 the server's environment; or ask for workspace-write"
+                .to_owned(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_only_pins_the_default_permission_mode_and_passes_no_prompt_argument() {
+        let cmd = command(
+            &crate::command::request(AgentKind::Claude),
+            Path::new("claude"),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            cmd.args,
+            [
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--permission-mode",
+                "default"
+            ]
+        );
+    }
+
+    #[test]
+    fn values_are_bound_to_their_flags() {
+        let mut request = crate::command::request(AgentKind::Claude);
+        request.session_id = Some("f683".into());
+        request.model = Some("--evil".into());
+        request.append_system_prompt = Some("-- be brief".into());
+        let cmd = command(&request, Path::new("claude"), false).unwrap();
+        assert!(cmd.args.ends_with(&[
+            "--model=--evil".into(),
+            "--resume=f683".into(),
+            "--append-system-prompt=-- be brief".into()
+        ]));
+    }
+
+    #[test]
+    fn unlimited_as_root_without_is_sandbox_is_refused_with_what_to_do() {
+        if std::env::var_os("IS_SANDBOX").is_some() {
+            return;
+        }
+        let mut request = crate::command::request(AgentKind::Claude);
+        request.permission = Permission::Unlimited;
+        let error = command(&request, Path::new("claude"), true)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("IS_SANDBOX=1"), "{error}");
+        assert!(command(&request, Path::new("claude"), false).is_ok());
+    }
+}

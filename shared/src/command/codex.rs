@@ -1,0 +1,108 @@
+//! `codex exec --json`: an OS sandbox per permission level (`-s`), prompt read from stdin (`-`).
+
+use std::path::Path;
+
+use super::CommandLine;
+use crate::request::{Permission, RunRequest};
+
+pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+    let mut cmd = CommandLine::new(program);
+    cmd.arg("exec");
+    let sandbox = sandbox_mode(request.permission);
+    match &request.session_id {
+        // `exec resume` takes no `-s`, and a resumed turn is read-only unless told otherwise.
+        Some(_) => {
+            cmd.args(["resume", "--json", "--skip-git-repo-check"]);
+            cmd.flag_value(
+                "--config",
+                &format!("sandbox_mode={}", toml_string(sandbox)),
+            );
+        }
+        None => {
+            cmd.args(["--json", "--skip-git-repo-check", "-s", sandbox]);
+        }
+    }
+    if let Some(model) = &request.model {
+        cmd.flag_value("--config", &format!("model={}", toml_string(model)));
+    }
+    if let Some(session_id) = &request.session_id {
+        cmd.args(["--", session_id]);
+    } else {
+        cmd.arg("--");
+    }
+    cmd.arg("-");
+    cmd
+}
+
+fn sandbox_mode(permission: Permission) -> &'static str {
+    match permission {
+        Permission::ReadOnly => "read-only",
+        Permission::WorkspaceWrite => "workspace-write",
+        Permission::Unlimited => "danger-full-access",
+    }
+}
+
+/// A TOML basic string: JSON's string escapes are valid TOML.
+fn toml_string(value: &str) -> String {
+    serde_json::Value::from(value).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::AgentKind;
+
+    #[test]
+    fn new_run_sets_the_sandbox_and_reads_the_prompt_from_stdin() {
+        let cmd = command(
+            &crate::command::request(AgentKind::Codex),
+            Path::new("codex"),
+        );
+        assert_eq!(
+            cmd.args,
+            [
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "-s",
+                "read-only",
+                "--",
+                "-"
+            ]
+        );
+    }
+
+    #[test]
+    fn resume_sets_the_sandbox_through_config_because_resume_has_no_s_flag() {
+        let mut request = crate::command::request(AgentKind::Codex);
+        request.session_id = Some("0199-thread".into());
+        request.permission = Permission::WorkspaceWrite;
+        request.model = Some("gpt-5.5".into());
+        let cmd = command(&request, Path::new("codex"));
+        assert_eq!(
+            cmd.args,
+            [
+                "exec",
+                "resume",
+                "--json",
+                "--skip-git-repo-check",
+                "--config=sandbox_mode=\"workspace-write\"",
+                "--config=model=\"gpt-5.5\"",
+                "--",
+                "0199-thread",
+                "-",
+            ]
+        );
+    }
+
+    #[test]
+    fn unlimited_is_danger_full_access() {
+        let mut request = crate::command::request(AgentKind::Codex);
+        request.permission = Permission::Unlimited;
+        assert!(
+            command(&request, Path::new("codex"))
+                .args
+                .contains(&"danger-full-access".to_owned())
+        );
+    }
+}

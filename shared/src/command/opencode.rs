@@ -1,0 +1,70 @@
+//! `opencode run --format json`: permission through `OPENCODE_PERMISSION`, prompt from stdin.
+
+use std::path::Path;
+
+use super::CommandLine;
+use crate::request::{Permission, RunRequest};
+
+pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+    let mut cmd = CommandLine::new(program);
+    cmd.args(["run", "--format", "json", "--thinking"]);
+    if request.permission == Permission::Unlimited {
+        // Approve what a user's own policy would otherwise leave to an unanswerable prompt.
+        cmd.arg("--auto");
+    }
+    if let Some(model) = &request.model {
+        cmd.flag_value("--model", model);
+    }
+    if let Some(session_id) = &request.session_id {
+        cmd.flag_value("--session", session_id);
+    }
+    cmd.env.push((
+        "OPENCODE_PERMISSION".into(),
+        policy(request.permission).into(),
+    ));
+    cmd
+}
+
+/// opencode has no OS sandbox: a denied tool is removed from what the model is offered.
+fn policy(permission: Permission) -> &'static str {
+    match permission {
+        Permission::ReadOnly => r#"{"edit":"deny","bash":"deny","external_directory":"deny"}"#,
+        Permission::WorkspaceWrite => {
+            r#"{"edit":"allow","bash":"allow","external_directory":"deny"}"#
+        }
+        Permission::Unlimited => {
+            r#"{"edit":"allow","bash":"allow","webfetch":"allow","external_directory":"allow"}"#
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::AgentKind;
+
+    #[test]
+    fn read_only_denies_edits_and_the_shell() {
+        let cmd = command(
+            &crate::command::request(AgentKind::Opencode),
+            Path::new("opencode"),
+        );
+        assert_eq!(cmd.args, ["run", "--format", "json", "--thinking"]);
+        let policy: serde_json::Value = serde_json::from_str(&cmd.env[0].1).unwrap();
+        assert_eq!(
+            (policy["edit"].as_str(), policy["bash"].as_str()),
+            (Some("deny"), Some("deny"))
+        );
+    }
+
+    #[test]
+    fn resume_names_the_session() {
+        let mut request = crate::command::request(AgentKind::Opencode);
+        request.session_id = Some("ses_abc".into());
+        assert!(
+            command(&request, Path::new("opencode"))
+                .args
+                .contains(&"--session=ses_abc".into())
+        );
+    }
+}

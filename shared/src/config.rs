@@ -1,0 +1,43 @@
+//! Engine-wide settings: where the CLIs are and how long runs may take.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::request::AgentKind;
+
+/// Settings shared by every run. `Default` gives the documented defaults.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Explicit binaries (from `CAM_<AGENT>_BIN` or `--<agent>-bin`); others are found on PATH.
+    pub binaries: HashMap<AgentKind, PathBuf>,
+    /// A run's total time limit unless its request gives one.
+    pub total_timeout: Duration,
+    /// Longest time without a parsed event before a run is ended; `None` disables it.
+    pub idle_timeout: Option<Duration>,
+    /// Time between the polite signal (SIGINT to the group) and SIGKILL.
+    pub grace: Duration,
+    /// Time a CLI may linger after its turn ended before it is torn down.
+    pub exit_grace: Duration,
+    /// Time to drain stdout after the CLI exited.
+    pub drain_grace: Duration,
+    /// Longest stdout line accepted; a longer one fails the run.
+    pub max_line_bytes: usize,
+    /// How much of the end of stderr is kept.
+    pub stderr_tail_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            binaries: HashMap::new(),
+            total_timeout: Duration::from_secs(30 * 60),
+            idle_timeout: Some(Duration::from_secs(10 * 60)),
+            grace: Duration::from_secs(3),
+            exit_grace: Duration::from_secs(2),
+            drain_grace: Duration::from_secs(2),
+            max_line_bytes: 64 * 1024 * 1024,
+            stderr_tail_bytes: 64 * 1024,
+        }
+    }
+}

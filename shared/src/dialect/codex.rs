@@ -1,0 +1,608 @@
+//! codex `exec --json`: `thread.*`, `turn.*` and `item.*` events.
+//!
+//! This file also holds [`json`], the line-reading helpers every dialect shares.
+
+use std::collections::HashSet;
+
+use serde::Deserialize;
+
+use super::json::{Empty, event_type, fields, loose_string, unknown};
+use super::{Dialect, LineIssue};
+use crate::event::{AgentEvent, NoticeLevel};
+use crate::outcome::Usage;
+
+/// Parser state for one codex run.
+#[derive(Debug, Default)]
+pub struct CodexDialect {
+    /// Ids of tool items already announced, so that a tool codex reports only on completion
+    /// (file changes, web searches) still counts as a started call.
+    started: HashSet<String>,
+}
+
+#[derive(Deserialize)]
+struct ThreadStarted {
+    thread_id: String,
+}
+
+#[derive(Deserialize)]
+struct ItemLine {
+    item: Item,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Item {
+    AgentMessage {
+        text: String,
+    },
+    Reasoning {
+        text: String,
+    },
+    CommandExecution {
+        id: Option<String>,
+        command: String,
+        exit_code: Option<i64>,
+        status: Option<String>,
+    },
+    FileChange {
+        id: Option<String>,
+        #[serde(default)]
+        changes: Vec<Change>,
+        status: Option<String>,
+    },
+    McpToolCall {
+        id: Option<String>,
+        server: String,
+        tool: String,
+        status: Option<String>,
+        error: Option<ErrorBody>,
+    },
+    WebSearch {
+        id: Option<String>,
+        #[serde(default, deserialize_with = "loose_string")]
+        query: Option<String>,
+    },
+    Error {
+        message: String,
+    },
+    /// `todo_list` and item types newer than this parser: nothing the outcome needs.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Deserialize)]
+struct Change {
+    #[serde(default, deserialize_with = "loose_string")]
+    kind: Option<String>,
+    path: String,
+}
+
+#[derive(Deserialize)]
+struct ErrorBody {
+    #[serde(default, deserialize_with = "loose_string")]
+    message: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct TurnCompleted {
+    usage: Option<CodexUsage>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct CodexUsage {
+    input_tokens: u64,
+    cached_input_tokens: u64,
+    output_tokens: u64,
+    reasoning_output_tokens: u64,
+}
+
+#[derive(Deserialize)]
+struct TurnFailed {
+    error: Option<ErrorBody>,
+}
+
+#[derive(Deserialize)]
+struct ErrorLine {
+    message: String,
+}
+
+/// A tool call as an item describes it.
+struct Call {
+    id: Option<String>,
+    name: String,
+    command: Option<String>,
+    exit_code: Option<i64>,
+    success: bool,
+}
+
+impl Call {
+    fn started(&self) -> AgentEvent {
+        AgentEvent::ToolStarted {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            command: self.command.clone(),
+        }
+    }
+
+    fn finished(self) -> AgentEvent {
+        AgentEvent::ToolFinished {
+            id: self.id,
+            name: self.name,
+            command: self.command,
+            exit_code: self.exit_code,
+            success: self.success,
+        }
+    }
+}
+
+impl Item {
+    /// The tool call this item is, if it is one.
+    fn into_call(self) -> Option<Call> {
+        let completed = |status: &Option<String>| status.as_deref() == Some("completed");
+        let call = match self {
+            Self::CommandExecution {
+                id,
+                command,
+                exit_code,
+                status,
+            } => Call {
+                success: completed(&status) && exit_code == Some(0),
+                id,
+                name: "shell".to_owned(),
+                command: Some(command),
+                exit_code,
+            },
+            Self::FileChange {
+                id,
+                changes,
+                status,
+            } => Call {
+                success: completed(&status),
+                id,
+                name: "edit".to_owned(),
+                command: Some(describe_changes(&changes)),
+                exit_code: None,
+            },
+            Self::McpToolCall {
+                id,
+                server,
+                tool,
+                status,
+                error,
+            } => Call {
+                success: completed(&status) && error.is_none(),
+                id,
+                name: format!("{server}.{tool}"),
+                command: None,
+                exit_code: None,
+            },
+            // A search has no status: reaching `item.completed` is its success.
+            Self::WebSearch { id, query } => Call {
+                id,
+                name: "web_search".to_owned(),
+                command: query,
+                exit_code: None,
+                success: true,
+            },
+            Self::AgentMessage { .. }
+            | Self::Reasoning { .. }
+            | Self::Error { .. }
+            | Self::Other => {
+                return None;
+            }
+        };
+        Some(call)
+    }
+}
+
+/// `update src/a.rs, add src/b.rs`: what a file change touched, in one line.
+fn describe_changes(changes: &[Change]) -> String {
+    let parts: Vec<String> = changes
+        .iter()
+        .map(|change| match &change.kind {
+            Some(kind) => format!("{kind} {}", change.path),
+            None => change.path.clone(),
+        })
+        .collect();
+    parts.join(", ")
+}
+
+impl Dialect for CodexDialect {
+    fn parse_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
+        let Some(kind) = event_type(line)? else {
+            return Ok(());
+        };
+        match kind.as_ref() {
+            "thread.started" => {
+                let ThreadStarted { thread_id } = fields(line, &kind)?;
+                out.push(AgentEvent::SessionStarted {
+                    session_id: thread_id,
+                    model: None,
+                });
+            }
+            "item.started" => {
+                let ItemLine { item } = fields(line, &kind)?;
+                self.item_started(item, out);
+            }
+            "item.completed" => {
+                let ItemLine { item } = fields(line, &kind)?;
+                self.item_completed(item, out);
+            }
+            "turn.completed" => turn_completed(fields(line, &kind)?, out),
+            "turn.failed" => turn_failed(fields(line, &kind)?, out),
+            "error" => error(fields(line, &kind)?, out),
+            // Known, but nothing the outcome needs: only check that the line is JSON.
+            "turn.started" | "item.updated" => {
+                let Empty {} = fields(line, &kind)?;
+            }
+            _ => return Err(unknown(line, &kind)),
+        }
+        Ok(())
+    }
+}
+
+impl CodexDialect {
+    fn item_started(&mut self, item: Item, out: &mut Vec<AgentEvent>) {
+        if let Some(call) = item.into_call() {
+            if let Some(id) = &call.id {
+                self.started.insert(id.clone());
+            }
+            out.push(call.started());
+        }
+    }
+
+    fn item_completed(&mut self, item: Item, out: &mut Vec<AgentEvent>) {
+        match item {
+            Item::AgentMessage { text } => out.push(AgentEvent::Text { text, delta: false }),
+            Item::Reasoning { text } => out.push(AgentEvent::Reasoning { text }),
+            // An error item is codex telling about a problem it works around.
+            Item::Error { message } => out.push(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                message,
+            }),
+            tool => {
+                if let Some(call) = tool.into_call() {
+                    let announced = call.id.as_ref().is_some_and(|id| self.started.remove(id));
+                    if !announced {
+                        out.push(call.started());
+                    }
+                    out.push(call.finished());
+                }
+            }
+        }
+    }
+}
+
+/// The usage codex reports is cumulative over the thread; the engine subtracts earlier runs.
+fn turn_completed(turn: TurnCompleted, out: &mut Vec<AgentEvent>) {
+    if let Some(usage) = turn.usage {
+        out.push(AgentEvent::Usage(Usage {
+            input_tokens: usage.input_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            output_tokens: usage.output_tokens,
+            reasoning_tokens: Some(usage.reasoning_output_tokens),
+            cost_usd: None,
+        }));
+    }
+    out.push(AgentEvent::TurnCompleted { answer: None });
+}
+
+fn turn_failed(turn: TurnFailed, out: &mut Vec<AgentEvent>) {
+    let message = turn.error.and_then(|error| error.message);
+    out.push(AgentEvent::TurnFailed {
+        message: message
+            .unwrap_or_else(|| "codex reported a failed turn without a message".to_owned()),
+        http_status: None,
+    });
+}
+
+/// A top-level error is not fatal: codex sends the same event for each retry, and before
+/// `turn.failed` when it gives up.
+fn error(line: ErrorLine, out: &mut Vec<AgentEvent>) {
+    let level = if line.message.starts_with("Reconnecting") {
+        NoticeLevel::Retry
+    } else {
+        NoticeLevel::Error
+    };
+    out.push(AgentEvent::Notice {
+        level,
+        message: line.message,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json::{parse_all, parse_every_prefix};
+    use super::*;
+
+    fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
+        parse_all(&mut CodexDialect::default(), stream)
+    }
+
+    fn session(id: &str) -> AgentEvent {
+        AgentEvent::SessionStarted {
+            session_id: id.to_owned(),
+            model: None,
+        }
+    }
+
+    fn text(text: &str) -> AgentEvent {
+        AgentEvent::Text {
+            text: text.to_owned(),
+            delta: false,
+        }
+    }
+
+    const THREAD: &str = "01a1feac-1aec-7353-bdbc-e6190ef792e3";
+
+    #[test]
+    fn plain_run_yields_session_text_usage_and_completion() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/plain.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let usage = Usage {
+            input_tokens: 100,
+            cached_input_tokens: 20,
+            output_tokens: 7,
+            reasoning_tokens: Some(3),
+            cost_usd: None,
+        };
+        let expected = [
+            session(THREAD),
+            text("hello from fake model"),
+            AgentEvent::Usage(usage),
+            AgentEvent::TurnCompleted { answer: None },
+        ];
+        assert_eq!(events, expected);
+    }
+
+    #[test]
+    fn reasoning_item_is_reasoning_not_text() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/reasoning.jsonl"
+        ));
+        assert_eq!(issues, []);
+        assert_eq!(
+            events[1],
+            AgentEvent::Reasoning {
+                text: "**Thinking** about the answer".to_owned()
+            }
+        );
+        assert_eq!(events[2], text("hello from fake model"));
+    }
+
+    #[test]
+    fn commands_start_and_finish_with_their_exit_code() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/tool.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let tools: Vec<&AgentEvent> = events
+            .iter()
+            .filter(|event| {
+                matches!(
+                    event,
+                    AgentEvent::ToolStarted { .. } | AgentEvent::ToolFinished { .. }
+                )
+            })
+            .collect();
+        let echo = "/bin/bash -lc 'echo hi'";
+        let touch = "/bin/bash -lc 'touch x'";
+        let expected = [
+            &AgentEvent::ToolStarted {
+                id: Some("item_0".into()),
+                name: "shell".into(),
+                command: Some(echo.into()),
+            },
+            &AgentEvent::ToolFinished {
+                id: Some("item_0".into()),
+                name: "shell".into(),
+                command: Some(echo.into()),
+                exit_code: Some(0),
+                success: true,
+            },
+            &AgentEvent::ToolStarted {
+                id: Some("item_1".into()),
+                name: "shell".into(),
+                command: Some(touch.into()),
+            },
+            &AgentEvent::ToolFinished {
+                id: Some("item_1".into()),
+                name: "shell".into(),
+                command: Some(touch.into()),
+                exit_code: Some(1),
+                success: false,
+            },
+        ];
+        assert_eq!(tools, expected);
+        assert_eq!(
+            events.last(),
+            Some(&AgentEvent::TurnCompleted { answer: None })
+        );
+    }
+
+    #[test]
+    fn reconnecting_error_is_a_retry_notice_not_a_failure() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/failure.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let retry = "Reconnecting... 1/5 (Connection failed: error sending request)";
+        assert_eq!(
+            events[1],
+            AgentEvent::Notice {
+                level: NoticeLevel::Retry,
+                message: retry.to_owned()
+            }
+        );
+        assert!(!events[1].is_terminal());
+        let final_error = AgentEvent::Notice {
+            level: NoticeLevel::Error,
+            message: "Connection failed: error sending request".to_owned(),
+        };
+        assert_eq!(events[events.len() - 2], final_error);
+        let failed = AgentEvent::TurnFailed {
+            message: "Connection failed: error sending request".to_owned(),
+            http_status: None,
+        };
+        assert_eq!(events.last(), Some(&failed));
+        assert_eq!(events.iter().filter(|event| event.is_terminal()).count(), 1);
+    }
+
+    #[test]
+    fn error_item_is_a_warning() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/error-item.jsonl"
+        ));
+        assert_eq!(issues, []);
+        assert!(
+            matches!(&events[1], AgentEvent::Notice { level: NoticeLevel::Warning, message } if message.starts_with("Model metadata"))
+        );
+        assert_eq!(
+            events.last(),
+            Some(&AgentEvent::TurnCompleted { answer: None })
+        );
+    }
+
+    #[test]
+    fn interrupted_run_has_no_terminal_event() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/cancelled.jsonl"
+        ));
+        assert_eq!(issues, []);
+        assert!(events.iter().all(|event| !event.is_terminal()));
+        assert!(matches!(
+            events.last(),
+            Some(AgentEvent::ToolStarted { .. })
+        ));
+    }
+
+    #[test]
+    fn other_item_types_are_tools_or_nothing() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/other-items.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let finished: Vec<(&str, Option<&str>, bool)> = events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::ToolFinished {
+                    name,
+                    command,
+                    success,
+                    ..
+                } => Some((name.as_str(), command.as_deref(), *success)),
+                _ => None,
+            })
+            .collect();
+        let expected = [
+            ("edit", Some("update src/main.rs, add src/new.rs"), true),
+            ("docs.search", None, true),
+            ("docs.fetch", None, false),
+            ("web_search", Some("rust serde tagged enum"), true),
+        ];
+        assert_eq!(finished, expected);
+        // Every finished tool was started once, announced by codex or not.
+        let started = events
+            .iter()
+            .filter(|event| matches!(event, AgentEvent::ToolStarted { .. }))
+            .count();
+        assert_eq!(started, expected.len());
+    }
+
+    #[test]
+    fn unknown_event_type_is_reported_not_fatal() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/unknown-events.jsonl"
+        ));
+        assert_eq!(
+            issues,
+            [LineIssue::UnknownType("thread.archived".to_owned())]
+        );
+        assert_eq!(events.first(), Some(&session(THREAD)));
+        assert_eq!(
+            events.last(),
+            Some(&AgentEvent::TurnCompleted { answer: None })
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_ignored() {
+        let line = r#"{"type":"item.completed","seq":4,"item":{"id":"item_1","type":"agent_message","text":"hi","annotations":[]}}"#;
+        assert_eq!(parse(line), (vec![text("hi")], vec![]));
+    }
+
+    #[test]
+    fn type_need_not_come_first() {
+        let line = r#"{"thread_id":"t-1","type":"thread.started"}"#;
+        assert_eq!(parse(line), (vec![session("t-1")], vec![]));
+    }
+
+    #[test]
+    fn garbage_line_is_not_json() {
+        for line in [
+            "Reading prompt from stdin...",
+            "[1,2]",
+            "{\"type\":\"turn.started\"",
+            "\"type\"",
+        ] {
+            assert_eq!(parse(line), (vec![], vec![LineIssue::NotJson]), "{line}");
+        }
+    }
+
+    #[test]
+    fn blank_lines_are_skipped() {
+        assert_eq!(parse("\n   \n\t\r\n"), (vec![], vec![]));
+    }
+
+    #[test]
+    fn missing_fields_are_malformed_not_panics() {
+        let lines = [
+            (r#"{"type":"thread.started"}"#, "thread.started"),
+            (
+                r#"{"type":"item.completed","item":{"id":"item_0","type":"agent_message"}}"#,
+                "item.completed",
+            ),
+            (
+                r#"{"type":"item.completed","item":{"id":"item_0"}}"#,
+                "item.completed",
+            ),
+            (r#"{"type":"item.started"}"#, "item.started"),
+            (r#"{"type":"error","message":42}"#, "error"),
+            (r#"{"id":"x"}"#, ""),
+        ];
+        for (line, kind) in lines {
+            let (events, issues) = parse(line);
+            assert!(events.is_empty(), "{line}");
+            assert!(
+                matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
+                "{line}: {issues:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn turn_failed_without_a_message_still_fails() {
+        let (events, _) = parse(r#"{"type":"turn.failed","error":null}"#);
+        assert!(matches!(&events[..], [AgentEvent::TurnFailed { .. }]));
+    }
+
+    #[test]
+    fn cut_lines_never_panic() {
+        let fixtures = [
+            include_str!("../../../tests/fixtures/streams/codex/plain.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/reasoning.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/tool.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/failure.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/error-item.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/cancelled.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/other-items.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/unknown-events.jsonl"),
+        ];
+        for fixture in fixtures {
+            parse_every_prefix(&mut CodexDialect::default(), fixture);
+        }
+    }
+}

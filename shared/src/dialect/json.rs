@@ -1,0 +1,216 @@
+//! Reading one JSONL line into typed structs, shared by every dialect parser.
+//!
+//! A line is read in two passes: its `type` (usually the first key, so a prefix check finds it
+//! without a parse), then the struct for that type, straight from the text. This avoids
+//! buffering every line in an internally tagged enum.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde_json::error::Category;
+
+use crate::dialect::LineIssue;
+
+/// A known event with no field the outcome needs.
+#[derive(Deserialize)]
+pub(super) struct Empty {}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+}
+
+/// The `type` of a line; `None` for a blank line.
+pub(super) fn event_type(line: &str) -> Result<Option<Cow<'_, str>>, LineIssue> {
+    let line = line.trim();
+    if line.is_empty() {
+        return Ok(None);
+    }
+    if let Some(rest) = line.strip_prefix("{\"type\":\"") {
+        // The fast path only covers names without escapes; the next pass checks the rest.
+        if let Some(end) = rest
+            .find(['"', '\\'])
+            .filter(|&end| rest[end..].starts_with('"'))
+        {
+            return Ok(Some(Cow::Borrowed(&rest[..end])));
+        }
+    }
+    // A struct also deserializes from a JSON array: rule that out first.
+    if !line.starts_with('{') {
+        return Err(LineIssue::NotJson);
+    }
+    match serde_json::from_str::<Head>(line) {
+        Ok(head) => Ok(Some(head.kind)),
+        Err(error) => Err(issue(&error, "")),
+    }
+}
+
+/// The fields of a line whose type is `kind`.
+pub(super) fn fields<'a, T: Deserialize<'a>>(line: &'a str, kind: &str) -> Result<T, LineIssue> {
+    serde_json::from_str(line).map_err(|error| issue(&error, kind))
+}
+
+/// The issue with a line of a type the dialect does not know.
+pub(super) fn unknown(line: &str, kind: &str) -> LineIssue {
+    match serde_json::from_str::<IgnoredAny>(line) {
+        Ok(_) => LineIssue::UnknownType(kind.to_owned()),
+        Err(_) => LineIssue::NotJson,
+    }
+}
+
+fn issue(error: &serde_json::Error, kind: &str) -> LineIssue {
+    match error.classify() {
+        Category::Data => LineIssue::Malformed {
+            event_type: kind.to_owned(),
+            reason: error.to_string(),
+        },
+        Category::Io | Category::Syntax | Category::Eof => LineIssue::NotJson,
+    }
+}
+
+/// Any JSON value, reduced to the scalar it holds. For fields that are not essential, so a
+/// CLI changing their shape costs the field, not the line.
+pub(super) enum Scalar {
+    Str(String),
+    Int(i64),
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Scalar {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar, E> {
+        Ok(Scalar::Str(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+        Ok(Scalar::Int(v))
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+        Ok(i64::try_from(v).map_or(Scalar::Other, Scalar::Int))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Scalar, E> {
+        Ok(Scalar::Other)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Scalar, D::Error> {
+        Scalar::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar, A::Error> {
+        IgnoredAny.visit_seq(seq).map(|_| Scalar::Other)
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
+        IgnoredAny.visit_map(map).map(|_| Scalar::Other)
+    }
+}
+
+impl Scalar {
+    pub fn into_string(self) -> Option<String> {
+        match self {
+            Self::Str(s) => Some(s),
+            Self::Int(_) | Self::Other => None,
+        }
+    }
+}
+
+/// `#[serde(default, deserialize_with = "loose_string")]`: the value if it is a string.
+pub(super) fn loose_string<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Scalar::deserialize(deserializer).map(Scalar::into_string)
+}
+
+/// `#[serde(default, deserialize_with = "loose_int")]`: the value if it is an integer.
+pub(super) fn loose_int<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<i64>, D::Error> {
+    Scalar::deserialize(deserializer).map(|scalar| match scalar {
+        Scalar::Int(n) => Some(n),
+        Scalar::Str(_) | Scalar::Other => None,
+    })
+}
+
+/// `#[serde(default, deserialize_with = "loose_http_status")]`: an HTTP status, given as a
+/// number or a string.
+pub(super) fn loose_http_status<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<u16>, D::Error> {
+    let status = match Scalar::deserialize(deserializer)? {
+        Scalar::Int(n) => u16::try_from(n).ok(),
+        Scalar::Str(s) => s.trim().parse().ok(),
+        Scalar::Other => None,
+    };
+    Ok(status.filter(|code| (100..=599).contains(code)))
+}
+
+/// Adds token counts read from a line: saturating, so absurd values cannot panic.
+pub(super) fn sum(counts: &[u64]) -> u64 {
+    counts
+        .iter()
+        .fold(0, |total, &count| total.saturating_add(count))
+}
+
+/// Every prefix of every line of `stream` through `dialect`, for tests that no cut line
+/// panics.
+#[cfg(test)]
+pub(super) fn parse_every_prefix(dialect: &mut dyn super::Dialect, stream: &str) {
+    let mut events = Vec::new();
+    for line in stream.lines() {
+        for end in (0..=line.len()).filter(|&end| line.is_char_boundary(end)) {
+            let _ = dialect.parse_line(&line[..end], &mut events);
+            events.clear();
+        }
+    }
+}
+
+/// Every line of `stream` through `dialect`: the events, and the issues of the lines
+/// that gave none.
+#[cfg(test)]
+pub(super) fn parse_all(
+    dialect: &mut dyn super::Dialect,
+    stream: &str,
+) -> (Vec<crate::event::AgentEvent>, Vec<LineIssue>) {
+    let mut events = Vec::new();
+    let mut issues = Vec::new();
+    for line in stream.lines() {
+        if let Err(issue) = dialect.parse_line(line, &mut events) {
+            issues.push(issue);
+        }
+    }
+    (events, issues)
+}

@@ -1,0 +1,173 @@
+//! The engine's front door: validate a request, start its CLI, supervise it, and return the
+//! outcome. One `Engine` serves any number of concurrent runs; they share only the ledger of
+//! sessions, which remembers where each session started and codex's cumulative usage.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::command;
+use crate::config::EngineConfig;
+use crate::error::SetupError;
+use crate::locate::find_cli;
+use crate::outcome::{Outcome, Usage};
+use crate::process::{self, RunMarker};
+use crate::request::{AgentKind, RunRequest};
+use crate::supervise::{Limits, Observer, supervise};
+
+pub struct Engine {
+    config: EngineConfig,
+    sessions: Mutex<HashMap<(AgentKind, String), SessionRecord>>,
+}
+
+#[derive(Clone, Debug)]
+struct SessionRecord {
+    workspace: PathBuf,
+    /// codex reports usage cumulatively per thread: the last report, to subtract next time.
+    cumulative_usage: Option<Usage>,
+}
+
+impl Engine {
+    pub fn new(config: EngineConfig) -> Self {
+        Self {
+            config,
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Run `request` to its end. `cancel` stops it (the whole tree is torn down before this
+    /// returns); `observer` sees every event as it is parsed.
+    pub async fn run(
+        &self,
+        mut request: RunRequest,
+        cancel: CancellationToken,
+        observer: Observer<'_>,
+    ) -> Result<Outcome, SetupError> {
+        if request.prompt.trim().is_empty() {
+            return Err(SetupError::EmptyPrompt);
+        }
+        request.workspace = std::fs::canonicalize(&request.workspace)
+            .ok()
+            .filter(|path| path.is_dir())
+            .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
+        let earlier = self.check_resume(&request)?;
+        let program = find_cli(request.agent, &self.config)?;
+        let command = command::build(&request, &program)?;
+        let marker = RunMarker::new();
+        let spawned = process::spawn(&command, &request.workspace, &marker).map_err(|source| {
+            SetupError::Spawn {
+                agent: request.agent,
+                bin: program.clone(),
+                source,
+            }
+        })?;
+        tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
+
+        let limits = self.limits(&request);
+        let prompt = std::mem::take(&mut request.prompt);
+        let (mut transcript, end) = supervise(
+            spawned,
+            marker,
+            request.agent,
+            prompt,
+            limits,
+            cancel,
+            observer,
+        )
+        .await;
+
+        let reported = transcript.usage_mut().map(|usage| *usage);
+        if request.agent == AgentKind::Codex {
+            self.unaccumulate_codex_usage(
+                &mut transcript,
+                &request,
+                earlier.and_then(|e| e.cumulative_usage),
+            );
+        }
+        let outcome = transcript.finish(end);
+        self.remember(&request, &outcome, reported);
+        tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
+        Ok(outcome)
+    }
+
+    fn limits(&self, request: &RunRequest) -> Limits {
+        let config = &self.config;
+        Limits {
+            total: request.timeout.unwrap_or(config.total_timeout),
+            idle: config.idle_timeout,
+            grace: config.grace,
+            exit_grace: config.exit_grace,
+            drain_grace: config.drain_grace,
+            max_line_bytes: config.max_line_bytes,
+            stderr_tail_bytes: config.stderr_tail_bytes,
+        }
+    }
+
+    /// claude, gemini and opencode resume a session only from the directory it started in
+    /// (opencode hangs otherwise): refuse early when the ledger knows it was another one.
+    fn check_resume(&self, request: &RunRequest) -> Result<Option<SessionRecord>, SetupError> {
+        let Some(session_id) = &request.session_id else {
+            return Ok(None);
+        };
+        let record = self
+            .ledger()
+            .get(&(request.agent, session_id.clone()))
+            .cloned();
+        let Some(record) = record else {
+            return Ok(None);
+        };
+        if request.agent != AgentKind::Codex && record.workspace != request.workspace {
+            return Err(SetupError::ResumeFromOtherWorkspace {
+                agent: request.agent,
+                session_id: session_id.clone(),
+                original: record.workspace,
+            });
+        }
+        Ok(Some(record))
+    }
+
+    fn unaccumulate_codex_usage(
+        &self,
+        transcript: &mut crate::transcript::Transcript,
+        request: &RunRequest,
+        earlier: Option<Usage>,
+    ) {
+        match (earlier, transcript.usage_mut()) {
+            (Some(earlier), Some(usage)) => *usage = usage.since(&earlier),
+            (None, Some(_)) if request.session_id.is_some() => transcript.warn(
+                "codex reports usage cumulatively over a thread, and this server did not see the \
+                 thread's earlier turns: the usage includes them"
+                    .to_owned(),
+            ),
+            _ => {}
+        }
+    }
+
+    fn remember(&self, request: &RunRequest, outcome: &Outcome, reported: Option<Usage>) {
+        let Some(session_id) = &outcome.session_id else {
+            return;
+        };
+        let mut ledger = self.ledger();
+        let record = ledger
+            .entry((request.agent, session_id.clone()))
+            .or_insert_with(|| SessionRecord {
+                workspace: request.workspace.clone(),
+                cumulative_usage: None,
+            });
+        if reported.is_some() {
+            record.cumulative_usage = reported;
+        }
+    }
+
+    fn ledger(&self) -> std::sync::MutexGuard<'_, HashMap<(AgentKind, String), SessionRecord>> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

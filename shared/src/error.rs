@@ -1,0 +1,62 @@
+//! Errors that stop a run before its CLI starts. Each message says what to do.
+
+use std::path::PathBuf;
+
+use crate::request::{AgentKind, Permission};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(
+        "the {agent} CLI was not found: looked for `{agent}` on PATH ({path}). Install it with \
+         `npm install -g {package}`, or set {env_var} (or --{agent}-bin) to its binary"
+    )]
+    CliNotFound {
+        agent: AgentKind,
+        path: String,
+        package: &'static str,
+        env_var: &'static str,
+    },
+
+    #[error(
+        "the {agent} CLI given by {env_var} (or --{agent}-bin) does not exist or is not executable: \
+         {}. Point it at the installed binary (`npm install -g {package}` installs one)",
+        .bin.display()
+    )]
+    ConfiguredCliMissing {
+        agent: AgentKind,
+        bin: PathBuf,
+        package: &'static str,
+        env_var: &'static str,
+    },
+
+    #[error("workspace {} is not an existing directory: pass the path of a directory that exists", .0.display())]
+    WorkspaceMissing(PathBuf),
+
+    #[error("the prompt is empty: say what the agent should do")]
+    EmptyPrompt,
+
+    #[error("{agent} cannot run with permission {permission}: {reason}")]
+    PermissionUnavailable {
+        agent: AgentKind,
+        permission: Permission,
+        reason: String,
+    },
+
+    #[error(
+        "{agent} session {session_id} was started in {}, and {agent} resumes a session only from \
+         the workspace it was started in: pass workspace {}",
+        .original.display(), .original.display()
+    )]
+    ResumeFromOtherWorkspace {
+        agent: AgentKind,
+        session_id: String,
+        original: PathBuf,
+    },
+
+    #[error("could not start {agent} ({}): {source}", .bin.display())]
+    Spawn {
+        agent: AgentKind,
+        bin: PathBuf,
+        source: std::io::Error,
+    },
+}
