@@ -1,0 +1,144 @@
+//! The command line.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use cli_agent_engine::{AgentKind, EngineConfig, Permission};
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Run coding-agent CLIs (codex, claude, gemini, opencode) headless; leave nothing behind"
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(flatten)]
+    pub logging: LoggingArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one agent once and print its answer.
+    Run(RunArgs),
+}
+
+impl Command {
+    pub fn default_log_level(&self) -> &'static str {
+        match self {
+            Self::Run(_) => "warn",
+        }
+    }
+}
+
+/// Settings of the engine, shared by every command.
+#[derive(Args, Debug)]
+pub struct EngineArgs {
+    /// The codex binary (default: `codex` on PATH).
+    #[arg(long, env = "CAM_CODEX_BIN", global = true, value_name = "PATH")]
+    pub codex_bin: Option<PathBuf>,
+    /// The claude binary (default: `claude` on PATH).
+    #[arg(long, env = "CAM_CLAUDE_BIN", global = true, value_name = "PATH")]
+    pub claude_bin: Option<PathBuf>,
+    /// The gemini binary (default: `gemini` on PATH).
+    #[arg(long, env = "CAM_GEMINI_BIN", global = true, value_name = "PATH")]
+    pub gemini_bin: Option<PathBuf>,
+    /// The opencode binary (default: `opencode` on PATH).
+    #[arg(long, env = "CAM_OPENCODE_BIN", global = true, value_name = "PATH")]
+    pub opencode_bin: Option<PathBuf>,
+    /// A run's total time limit when its request gives none.
+    #[arg(
+        long,
+        env = "CAM_TIMEOUT_SECS",
+        global = true,
+        default_value_t = 1800,
+        value_name = "SECS"
+    )]
+    pub default_timeout_secs: u64,
+    /// End a run after this long without any event from its CLI (0: never).
+    #[arg(
+        long,
+        env = "CAM_IDLE_TIMEOUT_SECS",
+        global = true,
+        default_value_t = 600,
+        value_name = "SECS"
+    )]
+    pub idle_timeout_secs: u64,
+    /// Time between SIGINT to a CLI's process group and SIGKILL.
+    #[arg(
+        long,
+        env = "CAM_GRACE_SECS",
+        global = true,
+        default_value_t = 3.0,
+        value_name = "SECS"
+    )]
+    pub grace_secs: f64,
+    /// Longest JSONL line accepted from a CLI; a longer one fails the run.
+    #[arg(long, env = "CAM_MAX_LINE_BYTES", global = true, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
+    pub max_line_bytes: usize,
+}
+
+impl EngineArgs {
+    pub fn config(&self) -> EngineConfig {
+        let binaries = [
+            (AgentKind::Codex, &self.codex_bin),
+            (AgentKind::Claude, &self.claude_bin),
+            (AgentKind::Gemini, &self.gemini_bin),
+            (AgentKind::Opencode, &self.opencode_bin),
+        ]
+        .into_iter()
+        .filter_map(|(agent, bin)| Some((agent, bin.clone()?)))
+        .collect();
+        EngineConfig {
+            binaries,
+            total_timeout: Duration::from_secs(self.default_timeout_secs),
+            idle_timeout: (self.idle_timeout_secs > 0)
+                .then(|| Duration::from_secs(self.idle_timeout_secs)),
+            grace: Duration::from_secs_f64(self.grace_secs.clamp(0.0, 60.0)),
+            max_line_bytes: self.max_line_bytes,
+            ..EngineConfig::default()
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct LoggingArgs {
+    /// Log filter for stderr, e.g. `info` or `cli_agent_engine=debug`.
+    #[arg(long, env = "CAM_LOG", global = true, value_name = "FILTER")]
+    pub log: Option<String>,
+    /// Also write logs to this file.
+    #[arg(long, env = "CAM_LOG_FILE", global = true, value_name = "PATH")]
+    pub log_file: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// codex, claude, gemini or opencode.
+    pub agent: AgentKind,
+    /// What the agent should do; `-` reads it from stdin.
+    pub prompt: String,
+    /// The agent's working directory (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// read-only, workspace-write or unlimited.
+    #[arg(long, default_value = "read-only")]
+    pub permission: Permission,
+    /// The model to ask for.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Resume this session instead of starting a new one.
+    #[arg(long, value_name = "ID")]
+    pub session_id: Option<String>,
+    /// This run's total time limit.
+    #[arg(long, value_name = "SECS")]
+    pub timeout_secs: Option<u64>,
+    /// Text appended to the agent's system prompt (claude only).
+    #[arg(long, value_name = "TEXT")]
+    pub append_system_prompt: Option<String>,
+    /// Print the whole outcome as one JSON object instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+}

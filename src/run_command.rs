@@ -1,0 +1,176 @@
+//! `cli-agent-mcp run`: one agent, once, headless. The answer goes to stdout, a line per
+//! meaningful event to stderr (a live status line on a terminal).
+
+use std::io::{IsTerminal, Read, Write};
+
+use cli_agent_engine::process::become_subreaper;
+use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, RunRequest, Status};
+use tokio::signal::unix::{SignalKind, signal};
+use tokio_util::sync::CancellationToken;
+
+use crate::args::RunArgs;
+
+/// Exit codes of `run`.
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_TIMED_OUT: u8 = 124;
+const EXIT_SIGINT: u8 = 130;
+const EXIT_SIGTERM: u8 = 143;
+
+pub async fn run(args: RunArgs, config: EngineConfig) -> u8 {
+    let request = match request(&args) {
+        Ok(request) => request,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(error) = become_subreaper() {
+        tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
+    }
+    let cancel = CancellationToken::new();
+    let interrupted = match watch_signals(cancel.clone()) {
+        Ok(interrupted) => interrupted,
+        Err(error) => {
+            eprintln!("error: cannot install signal handlers: {error}");
+            return EXIT_USAGE;
+        }
+    };
+
+    let mut status = StatusLine::new(request.agent);
+    let engine = Engine::new(config);
+    let result = engine
+        .run(request, cancel, &mut |event| status.show(event))
+        .await;
+    status.finish();
+
+    let outcome = match result {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_USAGE;
+        }
+    };
+    print_outcome(&outcome, args.json);
+    // The engine returns only once the whole tree is gone, so a signal exit comes last.
+    if let Some(code) = interrupted.borrow().as_ref() {
+        return *code;
+    }
+    match outcome.status {
+        Status::Completed => 0,
+        Status::TimedOut => EXIT_TIMED_OUT,
+        Status::Failed | Status::Cancelled => EXIT_FAILED,
+    }
+}
+
+fn request(args: &RunArgs) -> Result<RunRequest, String> {
+    let prompt = if args.prompt == "-" {
+        let mut prompt = String::new();
+        std::io::stdin()
+            .read_to_string(&mut prompt)
+            .map_err(|error| format!("cannot read the prompt from stdin: {error}"))?;
+        prompt
+    } else {
+        args.prompt.clone()
+    };
+    let workspace = match &args.workspace {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|error| {
+            format!("cannot read the current directory: {error}; pass --workspace")
+        })?,
+    };
+    let mut request = RunRequest::new(args.agent, prompt, workspace);
+    request.permission = args.permission;
+    request.model = args.model.clone();
+    request.session_id = args.session_id.clone();
+    request.timeout = args.timeout_secs.map(std::time::Duration::from_secs);
+    request.append_system_prompt = args.append_system_prompt.clone();
+    Ok(request)
+}
+
+/// SIGINT and SIGTERM cancel the run; the exit code they ask for is kept for the end.
+fn watch_signals(
+    cancel: CancellationToken,
+) -> std::io::Result<tokio::sync::watch::Receiver<Option<u8>>> {
+    let mut sigint = signal(SignalKind::interrupt())?;
+    let mut sigterm = signal(SignalKind::terminate())?;
+    let (tx, rx) = tokio::sync::watch::channel(None);
+    tokio::spawn(async move {
+        let code = tokio::select! {
+            _ = sigint.recv() => EXIT_SIGINT,
+            _ = sigterm.recv() => EXIT_SIGTERM,
+        };
+        tx.send_replace(Some(code));
+        cancel.cancel();
+    });
+    Ok(rx)
+}
+
+fn print_outcome(outcome: &Outcome, json: bool) {
+    let mut stdout = std::io::stdout().lock();
+    let written = if json {
+        serde_json::to_writer(&mut stdout, outcome)
+            .map_err(std::io::Error::from)
+            .and_then(|()| writeln!(stdout))
+    } else if outcome.answer.is_empty() {
+        Ok(())
+    } else {
+        writeln!(stdout, "{}", outcome.answer.trim_end())
+    };
+    if let Err(error) = written.and_then(|()| stdout.flush()) {
+        eprintln!("error: cannot write the answer to stdout: {error}");
+    }
+    for warning in &outcome.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if let Some(error) = &outcome.error {
+        eprintln!(
+            "{}: {}: {}",
+            outcome.agent,
+            outcome.status.name(),
+            error.message
+        );
+        if let Some(hint) = &error.hint {
+            eprintln!("hint: {hint}");
+        }
+    }
+    if !json {
+        if let Some(session_id) = &outcome.session_id {
+            eprintln!("session: {session_id}");
+        }
+    }
+}
+
+/// Event lines on stderr: one per event, or one live line rewritten in place on a terminal.
+struct StatusLine {
+    agent: AgentKind,
+    live: bool,
+    shown: bool,
+}
+
+impl StatusLine {
+    fn new(agent: AgentKind) -> Self {
+        Self {
+            agent,
+            live: std::io::stderr().is_terminal(),
+            shown: false,
+        }
+    }
+
+    fn show(&mut self, event: &AgentEvent) {
+        let Some(line) = event.describe() else { return };
+        let mut stderr = std::io::stderr().lock();
+        let _ = if self.live {
+            self.shown = true;
+            write!(stderr, "\r\x1b[2K{}: {line}", self.agent)
+        } else {
+            writeln!(stderr, "{}: {line}", self.agent)
+        };
+    }
+
+    fn finish(&mut self) {
+        if self.shown {
+            eprintln!();
+        }
+    }
+}
