@@ -78,7 +78,11 @@ pub async fn supervise(
     let exit = loop {
         tokio::select! {
             status = child.wait() => break status.ok(),
-            item = items.recv(), if run.stdout_open => run.take(item),
+            item = items.recv(), if run.stdout_open => {
+                if let Some(cause) = run.take(item) {
+                    run.begin_stop(leader, cause);
+                }
+            }
             () = cancel.cancelled(), if run.stop.is_none() => run.begin_stop(leader, StopCause::Cancelled),
             () = sleep_until(run.total_at), if run.stop.is_none() => {
                 run.begin_stop(leader, StopCause::TotalTimeout(limits.total));
@@ -107,7 +111,11 @@ pub async fn supervise(
     let drain_until = Instant::now() + limits.drain_grace;
     while run.stdout_open {
         tokio::select! {
-            item = items.recv() => run.take(item),
+            item = items.recv() => {
+                if let Some(cause) = run.take(item) {
+                    run.stop = Some(cause);
+                }
+            }
             () = sleep_until(drain_until) => break,
         }
     }
@@ -151,10 +159,11 @@ impl<'o> RunState<'o> {
         }
     }
 
-    fn take(&mut self, item: Option<StdoutItem>) {
+    /// Record one item from stdout; returns a reason to stop the CLI, if it gives one.
+    fn take(&mut self, item: Option<StdoutItem>) -> Option<StopCause> {
         let Some(item) = item else {
             self.stdout_open = false;
-            return;
+            return None;
         };
         self.idle_at = self.limits.idle.map(|idle| Instant::now() + idle);
         match item {
@@ -170,21 +179,27 @@ impl<'o> RunState<'o> {
             StdoutItem::Issue(issue) => self.transcript.record_issue(issue),
             StdoutItem::InvalidUtf8 => self.transcript.record_invalid_utf8(),
             StdoutItem::TooLong(bytes) => {
-                let cause = StopCause::OutputTooLarge {
+                return Some(StopCause::OutputTooLarge {
                     bytes,
                     cap: self.limits.max_line_bytes,
-                };
-                if self.stop.is_none() || self.stop == Some(StopCause::Lingered) {
-                    self.stop = Some(cause);
-                }
+                });
             }
         }
+        None
     }
 
     /// The polite first step of a teardown: SIGINT to the whole group (codex and claude stop
     /// cleanly on it; gemini only when the group gets it), then SIGKILL after the grace.
+    /// A second cause while stopping only replaces the first if it is a lost line.
     fn begin_stop(&mut self, leader: nix::unistd::Pid, cause: StopCause) {
+        if self.stop.is_some() {
+            if matches!(cause, StopCause::OutputTooLarge { .. }) {
+                self.stop = Some(cause);
+            }
+            return;
+        }
         tracing::debug!(%leader, ?cause, "stopping the CLI");
+        self.transcript.note_stop_requested();
         self.stop = Some(cause);
         process::signal_group(leader, Signal::SIGINT);
         self.kill_at = Some(Instant::now() + self.limits.grace);

@@ -63,6 +63,8 @@ pub struct Transcript {
     started_tools: HashSet<String>,
     usage: Option<Usage>,
     terminal: Option<Terminal>,
+    /// The engine asked the CLI to stop: a failure reported after that is its consequence.
+    stop_requested: bool,
     retries: u32,
     last_retry: Option<String>,
     notices: Vec<String>,
@@ -88,6 +90,7 @@ impl Transcript {
             started_tools: HashSet::new(),
             usage: None,
             terminal: None,
+            stop_requested: false,
             retries: 0,
             last_retry: None,
             notices: Vec::new(),
@@ -103,6 +106,10 @@ impl Transcript {
 
     pub fn usage_mut(&mut self) -> Option<&mut Usage> {
         self.usage.as_mut()
+    }
+
+    pub fn note_stop_requested(&mut self) {
+        self.stop_requested = true;
     }
 
     pub fn warn(&mut self, warning: String) {
@@ -158,9 +165,16 @@ impl Transcript {
             }
             AgentEvent::Usage(usage) => self.usage = Some(*usage),
             AgentEvent::Notice { level, message } => self.notice(*level, message),
+            // The first terminal event decides: an interrupt after a finished turn is noise.
+            _ if self.terminal.is_some() => {}
             AgentEvent::TurnCompleted { answer } => {
                 self.final_answer = answer.clone().filter(|answer| !answer.is_empty());
                 self.terminal = Some(Terminal::Completed);
+            }
+            AgentEvent::TurnFailed { message, .. } if self.stop_requested => {
+                self.terminal = Some(Terminal::Aborted {
+                    message: message.clone(),
+                });
             }
             AgentEvent::TurnFailed {
                 message,
@@ -235,8 +249,9 @@ impl Transcript {
         }
     }
 
-    /// Completed and failed turns stand as the CLI reported them, whatever the engine did
-    /// afterwards, so an answer is never lost to a late cancel.
+    /// A dropped line fails the run whatever else happened: it may have held the answer.
+    /// Otherwise completed and failed turns stand as the CLI reported them, whatever the
+    /// engine did afterwards, so an answer is never lost to a late cancel.
     fn verdict(&self, end: &ProcessEnd) -> (Status, Option<ErrorInfo>) {
         let agent = self.agent;
         let error = |kind: ErrorKind, message: String| ErrorInfo {
@@ -245,6 +260,15 @@ impl Transcript {
             hint: kind.hint(agent),
         };
         match (&self.terminal, &end.stop) {
+            (_, Some(StopCause::OutputTooLarge { bytes, cap })) => {
+                let message = format!(
+                    "{agent} wrote a line of {bytes} bytes, over the {cap}-byte cap; the run was stopped rather than lose it"
+                );
+                (
+                    Status::Failed,
+                    Some(error(ErrorKind::OutputTooLarge, message)),
+                )
+            }
             (Some(Terminal::Completed), _) => (Status::Completed, None),
             (
                 Some(Terminal::Failed {
@@ -255,15 +279,6 @@ impl Transcript {
             ) => {
                 let kind = ErrorKind::classify(*http_status, message);
                 (Status::Failed, Some(error(kind, message.clone())))
-            }
-            (_, Some(StopCause::OutputTooLarge { bytes, cap })) => {
-                let message = format!(
-                    "{agent} wrote a line of {bytes} bytes, over the {cap}-byte cap; the run was stopped rather than lose it"
-                );
-                (
-                    Status::Failed,
-                    Some(error(ErrorKind::OutputTooLarge, message)),
-                )
             }
             (_, Some(StopCause::Cancelled)) => (
                 Status::Cancelled,
@@ -490,6 +505,56 @@ mod tests {
             ..ProcessEnd::default()
         });
         assert_eq!(unasked.status, Status::Failed);
+    }
+
+    #[test]
+    fn the_first_terminal_event_decides() {
+        let outcome = transcript(&[
+            AgentEvent::TurnCompleted {
+                answer: Some("done".into()),
+            },
+            AgentEvent::TurnAborted {
+                message: "aborted_streaming".into(),
+            },
+        ])
+        .finish(ProcessEnd {
+            exit: exit(0),
+            stop: Some(StopCause::Lingered),
+            ..ProcessEnd::default()
+        });
+        assert_eq!(
+            (outcome.status, outcome.answer.as_str()),
+            (Status::Completed, "done")
+        );
+    }
+
+    #[test]
+    fn a_failure_reported_after_the_engine_asked_to_stop_is_a_cancel() {
+        let mut transcript = Transcript::new(AgentKind::Codex);
+        transcript.note_stop_requested();
+        transcript.record(&AgentEvent::TurnFailed {
+            message: "interrupted".into(),
+            http_status: None,
+        });
+        let outcome = transcript.finish(ProcessEnd {
+            exit: exit(1),
+            stop: Some(StopCause::Cancelled),
+            ..ProcessEnd::default()
+        });
+        assert_eq!(outcome.status, Status::Cancelled);
+    }
+
+    #[test]
+    fn a_dropped_line_fails_even_a_completed_turn() {
+        let outcome =
+            transcript(&[AgentEvent::TurnCompleted { answer: None }]).finish(ProcessEnd {
+                stop: Some(StopCause::OutputTooLarge { bytes: 10, cap: 5 }),
+                ..ProcessEnd::default()
+            });
+        assert_eq!(
+            outcome.error.map(|e| e.kind),
+            Some(ErrorKind::OutputTooLarge)
+        );
     }
 
     #[test]

@@ -234,14 +234,21 @@ impl OpencodeDialect {
     }
 }
 
+/// An `error` event: an abort (opencode's `MessageAbortedError`) or a failure.
 fn failure(error: Option<ErrorBody>) -> AgentEvent {
     let (name, data) = error.map_or((None, None), |error| (error.name, error.data));
+    let aborted = name.as_deref() == Some("MessageAbortedError");
     let (message, http_status) = data.map_or((None, None), |data| (data.message, data.status_code));
-    AgentEvent::TurnFailed {
-        message: message
-            .or(name)
-            .unwrap_or_else(|| "opencode reported an error without a message".to_owned()),
-        http_status,
+    let message = message
+        .or(name)
+        .unwrap_or_else(|| "opencode reported an error without a message".to_owned());
+    if aborted {
+        AgentEvent::TurnAborted { message }
+    } else {
+        AgentEvent::TurnFailed {
+            message,
+            http_status,
+        }
     }
 }
 
@@ -377,6 +384,16 @@ mod tests {
         assert_eq!(sessions.count(), 1);
         assert!(
             matches!(&events[0], AgentEvent::SessionStarted { session_id, .. } if session_id == SESSION)
+        );
+    }
+
+    #[test]
+    fn an_aborted_message_is_an_abort_not_a_failure() {
+        let line = r#"{"type":"error","timestamp":1,"sessionID":"ses_a","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}}"#;
+        let (events, _) = parse_all(&mut OpencodeDialect::default(), line);
+        assert!(
+            matches!(events.last(), Some(AgentEvent::TurnAborted { message }) if message == "The operation was aborted."),
+            "{events:?}"
         );
     }
 

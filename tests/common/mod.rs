@@ -1,0 +1,120 @@
+//! Helpers shared by the integration tests: the fake CLI, unique names, and the process
+//! table, which is where "nothing is left behind" is checked.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use cli_agent_engine::{AgentKind, EngineConfig};
+
+/// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+pub fn fake_bin(agent: AgentKind) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/bin")
+        .join(agent.name())
+}
+
+/// An engine configuration that runs the fake CLI for every agent.
+pub fn fake_config() -> EngineConfig {
+    EngineConfig {
+        binaries: AgentKind::ALL
+            .into_iter()
+            .map(|agent| (agent, fake_bin(agent)))
+            .collect(),
+        grace: Duration::from_secs(1),
+        ..EngineConfig::default()
+    }
+}
+
+/// A name no other test (or earlier run) uses.
+pub fn unique(name: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "{name}-{}-{nanos:x}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fresh directory, removed when dropped.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(unique(name));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        Self(dir)
+    }
+
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Live processes whose environment carries `FAKE_CLI_TAG=<tag>` (zombies have none).
+pub fn tagged_pids(tag: &str) -> Vec<i32> {
+    let needle = format!("FAKE_CLI_TAG={tag}").into_bytes();
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == needle))
+        })
+        .collect()
+}
+
+/// Poll `condition` until it holds, panicking with `what` after [`DEADLINE`].
+pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !condition() {
+        assert!(start.elapsed() < DEADLINE, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
+
+/// Wait until `count` processes carry `tag`, so a later "none survive" check means something.
+pub async fn wait_for_tagged(tag: &str, count: usize) {
+    wait_until(&format!("{count} processes tagged {tag} run"), || {
+        tagged_pids(tag).len() >= count
+    })
+    .await;
+}
+
+/// Assert that no process carrying `tag` is alive.
+pub fn assert_none_tagged(tag: &str) {
+    let survivors = tagged_pids(tag);
+    assert!(
+        survivors.is_empty(),
+        "processes tagged {tag} survived: {survivors:?} ({})",
+        describe(&survivors)
+    );
+}
+
+fn describe(pids: &[i32]) -> String {
+    pids.iter()
+        .map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// Make this test process the subreaper, as the server makes itself.
+pub fn become_subreaper() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        cli_agent_engine::process::become_subreaper().expect("PR_SET_CHILD_SUBREAPER")
+    });
+}
