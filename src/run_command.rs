@@ -134,10 +134,8 @@ fn print_outcome(outcome: &Outcome, json: bool) {
             eprintln!("hint: {hint}");
         }
     }
-    if !json {
-        if let Some(session_id) = &outcome.session_id {
-            eprintln!("session: {session_id}");
-        }
+    if let (false, Some(session_id)) = (json, &outcome.session_id) {
+        eprintln!("session: {session_id}");
     }
 }
 
