@@ -231,6 +231,11 @@ impl Transcript {
             self.extra_warnings
                 .push(format!("{} {how} after completing its turn", self.agent));
         }
+        if let Some(error) = &error {
+            // codex and gemini announce a fatal error before the turn fails: say it once.
+            let repeated = format!("{}: {}", self.agent, error.message);
+            self.notices.retain(|notice| *notice != repeated);
+        }
         let warnings = self.warnings();
         Outcome {
             agent: self.agent,
