@@ -1,0 +1,436 @@
+//! Benchmarks of the engine, printed as a table: `cargo bench -p cli-agent-engine --bench engine`.
+//!
+//! 1. Event parsing: each dialect's parser over ~64 MiB of the sample streams in
+//!    `tests/fixtures/streams/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
+//!    MB/s and events/s, best of 3 passes.
+//! 2. Spawn to first event: `Engine::run` of the fake CLI (`tests/fixtures/bin/<cli>`), from
+//!    just before the call to the first event the observer sees; p50 and p95 of 20 runs. The fake
+//!    is a Python script, so this includes the interpreter's start-up, printed alongside.
+//! 3. CLI exit to outcome: until `Engine::run` returns, from the terminal event the observer
+//!    sees and from the CLI's exit (watched with `waitid(WNOWAIT)`, which leaves the reaping to
+//!    the engine): the exit wait, the teardown sweep and the drain. p50 and p95 of 20 runs, and
+//!    once more for codex with leftover children the teardown has to kill.
+//!
+//! It takes about half a minute on two cores; no harness, only `std::time::Instant`.
+
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use cli_agent_engine::dialect;
+use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, RunRequest, Status};
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+use tokio::runtime::Runtime;
+use tokio_util::sync::CancellationToken;
+
+const STREAM_BYTES: usize = 64 * 1024 * 1024;
+const BIG_MESSAGE_BYTES: usize = 1024 * 1024;
+const PARSE_PASSES: usize = 3;
+const RUNS: usize = 20;
+/// The sample streams repeated for the realistic mix, where the dialect has them.
+const MIX: [&str; 3] = ["plain", "tool", "reasoning"];
+/// One line of answer text, JSON-escaped, repeated to fill a big agent message.
+const FILLER: &str =
+    r#"Here is the change to \"src/lib.rs\":\n\tfn main() { println!(\"hi\"); }\n"#;
+
+fn main() {
+    cli_agent_engine::process::become_subreaper().expect("become a child subreaper");
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!("cli-agent-engine benchmarks ({cores} cores)");
+
+    report_parse_throughput(&fixtures.join("streams"));
+
+    let workspace = Workspace::create();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("build the tokio runtime");
+    let bin = fixtures.join("bin");
+    let engine = Engine::new(fake_cli_config(&bin));
+    report_spawn_to_first_event(&runtime, &engine, &bin, workspace.path());
+    report_exit_to_outcome(&runtime, &engine, workspace.path());
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Event parsing
+
+struct ParseCase {
+    agent: AgentKind,
+    label: String,
+    stream: String,
+}
+
+fn report_parse_throughput(streams: &Path) {
+    println!();
+    println!(
+        "1. Event parsing: dialect::for_agent + parse_line over a stream in memory, best of {PARSE_PASSES} passes"
+    );
+    println!(
+        "   {:<9} {:<30} {:>10} {:>12} {:>19}",
+        "dialect", "stream", "size", "bytes", "events"
+    );
+    for agent in AgentKind::ALL {
+        for case in [
+            mixed_stream(agent, streams),
+            big_message_stream(agent, streams),
+        ] {
+            let (elapsed, events) = best_parse_pass(&case);
+            let seconds = elapsed.as_secs_f64();
+            let bytes = case.stream.len();
+            println!(
+                "   {:<9} {:<30} {:>6.1} MiB {:>7.0} MB/s {:>19}",
+                case.agent.name(),
+                case.label,
+                bytes as f64 / (1024.0 * 1024.0),
+                bytes as f64 / seconds / 1e6,
+                events_per_second(events as f64 / seconds),
+            );
+        }
+    }
+    println!("   (MB = 10^6 bytes)");
+}
+
+fn events_per_second(rate: f64) -> String {
+    match rate {
+        r if r >= 1e6 => format!("{:.2} M events/s", r / 1e6),
+        r if r >= 1e3 => format!("{:.1} k events/s", r / 1e3),
+        r => format!("{r:.0} events/s"),
+    }
+}
+
+/// The dialect's plain, tool and reasoning samples, one after the other, repeated.
+fn mixed_stream(agent: AgentKind, streams: &Path) -> ParseCase {
+    let dir = streams.join(agent.name());
+    let names: Vec<&str> = MIX
+        .into_iter()
+        .filter(|name| dir.join(format!("{name}.jsonl")).is_file())
+        .collect();
+    let unit: String = names.iter().map(|name| sample(&dir, name)).collect();
+    ParseCase {
+        agent,
+        label: names.join("+"),
+        stream: repeat_to(&unit, STREAM_BYTES),
+    }
+}
+
+/// The plain sample with its answer text grown to 1 MiB (claude carries it twice), repeated.
+fn big_message_stream(agent: AgentKind, streams: &Path) -> ParseCase {
+    let plain = sample(&streams.join(agent.name()), "plain");
+    // gemini streams its answer as deltas: the second one becomes the big one.
+    let answer = match agent {
+        AgentKind::Gemini => "from fake model",
+        _ => "hello from fake model",
+    };
+    assert!(
+        plain.contains(answer),
+        "{agent}'s plain sample lost its answer"
+    );
+    let message = repeat_to(FILLER, BIG_MESSAGE_BYTES);
+    ParseCase {
+        agent,
+        label: "plain, 1 MiB agent message".to_owned(),
+        stream: repeat_to(&plain.replace(answer, &message), STREAM_BYTES),
+    }
+}
+
+fn sample(dir: &Path, name: &str) -> String {
+    let path = dir.join(format!("{name}.jsonl"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|error| panic!("read {}: {error}", path.display()));
+    if text.ends_with('\n') {
+        text
+    } else {
+        text + "\n"
+    }
+}
+
+/// `unit` repeated until the result is at least `bytes` long.
+fn repeat_to(unit: &str, bytes: usize) -> String {
+    unit.repeat(bytes.div_ceil(unit.len()))
+}
+
+/// The fastest of the passes, with the number of events one pass yields.
+fn best_parse_pass(case: &ParseCase) -> (Duration, usize) {
+    (0..PARSE_PASSES)
+        .map(|_| parse_pass(case))
+        .min_by_key(|(elapsed, _)| *elapsed)
+        .expect("at least one pass")
+}
+
+fn parse_pass(case: &ParseCase) -> (Duration, usize) {
+    let mut parser = dialect::for_agent(case.agent);
+    let mut events = Vec::new();
+    let mut count = 0;
+    let mut issues = 0;
+    let started = Instant::now();
+    for line in case.stream.split_terminator('\n') {
+        if black_box(parser.parse_line(black_box(line), &mut events)).is_err() {
+            issues += 1;
+        }
+        count += black_box(&mut events).len();
+        events.clear();
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(issues, 0, "{} {}: lines not parsed", case.agent, case.label);
+    (elapsed, count)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2 and 3. Runs of the fake CLI
+
+/// When things happened in one run, measured from the call of `Engine::run` to its return.
+struct RunTimes {
+    first_event: Duration,
+    terminal_to_return: Duration,
+    /// From the CLI's exit, when it was watched for.
+    exit_to_return: Option<Duration>,
+    status: Status,
+}
+
+/// p50 and p95 (nearest rank) of a set of durations.
+struct Percentiles {
+    p50: Duration,
+    p95: Duration,
+}
+
+impl Percentiles {
+    fn of(mut samples: Vec<Duration>) -> Option<Self> {
+        samples.sort();
+        let rank = |p: usize| samples[(samples.len() * p).div_ceil(100).max(1) - 1];
+        (!samples.is_empty()).then(|| Self {
+            p50: rank(50),
+            p95: rank(95),
+        })
+    }
+
+    /// The two figures as table cells; `n/a` when there were no samples.
+    fn cells(this: Option<Self>) -> String {
+        match this {
+            Some(p) => format!("{:>11} {:>11}", ms(p.p50), ms(p.p95)),
+            None => format!("{:>11} {:>11}", "n/a", "n/a"),
+        }
+    }
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1e3)
+}
+
+fn fake_cli_config(bin: &Path) -> EngineConfig {
+    let binaries: HashMap<AgentKind, PathBuf> = AgentKind::ALL
+        .into_iter()
+        .map(|agent| (agent, bin.join(agent.name())))
+        .collect();
+    EngineConfig {
+        binaries,
+        ..EngineConfig::default()
+    }
+}
+
+fn report_spawn_to_first_event(runtime: &Runtime, engine: &Engine, bin: &Path, workspace: &Path) {
+    println!();
+    println!(
+        "2. Spawn to first event: from calling Engine::run on the fake CLI to the first event seen ({RUNS} runs)"
+    );
+    println!("   The fake is a Python script, so this includes the interpreter's start-up. Alone");
+    println!(
+        "   (`tests/fixtures/bin/codex --version` via std::process::Command, p50 of {RUNS}) it takes {}.",
+        ms(bare_startup(&bin.join("codex")))
+    );
+    println!(
+        "   {:<9} {:<26} {:>11} {:>11}",
+        "dialect", "prompt", "p50", "p95"
+    );
+    for agent in AgentKind::ALL {
+        let runs = timed_runs(runtime, engine, agent, "say hello", workspace, false);
+        let first_events = runs.iter().map(|run| run.first_event).collect();
+        println!(
+            "   {:<9} {:<26} {}{}",
+            agent.name(),
+            "say hello",
+            Percentiles::cells(Percentiles::of(first_events)),
+            not_completed_note(&runs)
+        );
+    }
+}
+
+/// p50 of the fake's `--version`: the Python interpreter's start-up and little else.
+fn bare_startup(program: &Path) -> Duration {
+    let samples = (0..RUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let output = Command::new(program)
+                .arg("--version")
+                .output()
+                .expect("run the fake CLI");
+            assert!(output.status.success(), "the fake's --version failed");
+            started.elapsed()
+        })
+        .collect();
+    Percentiles::of(samples).expect("RUNS > 0").p50
+}
+
+fn report_exit_to_outcome(runtime: &Runtime, engine: &Engine, workspace: &Path) {
+    println!();
+    println!("3. CLI exit to outcome: until Engine::run returns ({RUNS} runs)");
+    println!(
+        "   from the terminal event the observer saw, and from the CLI's exit (seen by a thread in"
+    );
+    println!(
+        "   waitid(WNOWAIT), which leaves the reaping to the engine; the fake writes its pid with pid-out)"
+    );
+    println!(
+        "   {:<9} {:<26} {:>23} {:>23}",
+        "", "", "terminal event -> return", "CLI exit -> return"
+    );
+    println!(
+        "   {:<9} {:<26} {:>11} {:>11} {:>11} {:>11}",
+        "dialect", "prompt", "p50", "p95", "p50", "p95"
+    );
+    let cases = AgentKind::ALL
+        .into_iter()
+        .map(|agent| (agent, "linger=0"))
+        .chain([(AgentKind::Codex, "children=3 session-child")]);
+    for (agent, prompt) in cases {
+        let runs = timed_runs(runtime, engine, agent, prompt, workspace, true);
+        let from_terminal = runs.iter().map(|run| run.terminal_to_return).collect();
+        let from_exit = runs.iter().filter_map(|run| run.exit_to_return).collect();
+        println!(
+            "   {:<9} {:<26} {} {}{}",
+            agent.name(),
+            prompt,
+            Percentiles::cells(Percentiles::of(from_terminal)),
+            Percentiles::cells(Percentiles::of(from_exit)),
+            not_completed_note(&runs)
+        );
+    }
+    println!(
+        "   When the engine notices the exit before it has read the terminal line, the observer"
+    );
+    println!(
+        "   sees that event only in the drain, after the teardown: its figure is then near zero."
+    );
+    println!(
+        "   children=3 session-child leaves three children in the CLI's group and one in a session"
+    );
+    println!("   of its own, which the teardown kills and reaps.");
+}
+
+fn not_completed_note(runs: &[RunTimes]) -> String {
+    let failed = runs
+        .iter()
+        .filter(|run| run.status != Status::Completed)
+        .count();
+    match failed {
+        0 => String::new(),
+        n => format!("   ({n} of {} runs did not complete!)", runs.len()),
+    }
+}
+
+/// `RUNS` runs of `prompt`, after one run to warm up that is not counted.
+fn timed_runs(
+    runtime: &Runtime,
+    engine: &Engine,
+    agent: AgentKind,
+    prompt: &str,
+    workspace: &Path,
+    watch_exit: bool,
+) -> Vec<RunTimes> {
+    runtime.block_on(async {
+        timed_run(engine, agent, prompt, workspace, watch_exit).await;
+        let mut runs = Vec::with_capacity(RUNS);
+        for _ in 0..RUNS {
+            runs.push(timed_run(engine, agent, prompt, workspace, watch_exit).await);
+        }
+        runs
+    })
+}
+
+async fn timed_run(
+    engine: &Engine,
+    agent: AgentKind,
+    prompt: &str,
+    workspace: &Path,
+    watch_exit: bool,
+) -> RunTimes {
+    let pid_file = workspace.join("fake.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let (prompt, exit_watch) = if watch_exit {
+        let prompt = format!("{prompt} pid-out={}", pid_file.display());
+        (prompt, Some(watch_for_exit(pid_file.clone())))
+    } else {
+        (prompt.to_owned(), None)
+    };
+
+    let mut first_event = None;
+    let mut terminal = None;
+    let mut observer = |event: &AgentEvent| {
+        let now = Instant::now();
+        first_event.get_or_insert(now);
+        if event.is_terminal() {
+            terminal.get_or_insert(now);
+        }
+    };
+    let request = RunRequest::new(agent, prompt, workspace);
+    let started = Instant::now();
+    let outcome = engine
+        .run(request, CancellationToken::new(), &mut observer)
+        .await
+        .expect("start the fake CLI");
+    let returned = Instant::now();
+
+    let exited = exit_watch.and_then(|watch| watch.join().ok().flatten());
+    RunTimes {
+        first_event: first_event.expect("the fake CLI printed no event") - started,
+        terminal_to_return: returned - terminal.unwrap_or(returned),
+        exit_to_return: exited.map(|exited| returned.saturating_duration_since(exited)),
+        status: outcome.status,
+    }
+}
+
+/// A thread that waits for the fake to write its pid, then for it to exit, and returns when
+/// it did. `WNOWAIT` leaves the exit status for the engine to reap; if the engine reaped it
+/// first, waitid fails at once, which is still just after the exit.
+fn watch_for_exit(pid_file: PathBuf) -> std::thread::JoinHandle<Option<Instant>> {
+    std::thread::spawn(move || {
+        let pid = wait_for_pid(&pid_file)?;
+        let _ = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT);
+        Some(Instant::now())
+    })
+}
+
+fn wait_for_pid(pid_file: &Path) -> Option<Pid> {
+    let give_up = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < give_up {
+        if let Ok(text) = std::fs::read_to_string(pid_file) {
+            return text.trim().parse().ok().map(Pid::from_raw);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    None
+}
+
+/// A directory under the system's temp dir for the runs, removed on drop.
+struct Workspace(PathBuf);
+
+impl Workspace {
+    fn create() -> Self {
+        let path = std::env::temp_dir().join(format!("cam-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&path).expect("create the bench workspace");
+        Self(path)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Workspace {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
