@@ -414,17 +414,13 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix};
+    use super::super::json::{parse_all, parse_every_prefix, terminal};
     use super::*;
 
     const SESSION: &str = "f68333cb-ee4e-4251-9094-defd226da545";
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut ClaudeDialect::default(), stream)
-    }
-
-    fn terminal(events: &[AgentEvent]) -> Vec<&AgentEvent> {
-        events.iter().filter(|event| event.is_terminal()).collect()
     }
 
     fn usage(events: &[AgentEvent]) -> Option<Usage> {

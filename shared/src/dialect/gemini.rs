@@ -216,15 +216,11 @@ fn status_code_in(message: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix};
+    use super::super::json::{parse_all, parse_every_prefix, terminal};
     use super::*;
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut GeminiDialect::default(), stream)
-    }
-
-    fn terminal(events: &[AgentEvent]) -> Vec<&AgentEvent> {
-        events.iter().filter(|event| event.is_terminal()).collect()
     }
 
     fn delta(text: &str) -> AgentEvent {

@@ -214,3 +214,9 @@ pub(super) fn parse_all(
     }
     (events, issues)
 }
+
+/// The terminal events of a parsed stream.
+#[cfg(test)]
+pub(super) fn terminal(events: &[crate::event::AgentEvent]) -> Vec<&crate::event::AgentEvent> {
+    events.iter().filter(|event| event.is_terminal()).collect()
+}

@@ -254,17 +254,13 @@ fn failure(error: Option<ErrorBody>) -> AgentEvent {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix};
+    use super::super::json::{parse_all, parse_every_prefix, terminal};
     use super::*;
 
     const SESSION: &str = "ses_e0121bb84ffe4moUdW42Kvpasb";
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut OpencodeDialect::default(), stream)
-    }
-
-    fn terminal(events: &[AgentEvent]) -> Vec<&AgentEvent> {
-        events.iter().filter(|event| event.is_terminal()).collect()
     }
 
     fn last_usage(events: &[AgentEvent]) -> Option<Usage> {
