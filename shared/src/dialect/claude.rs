@@ -414,20 +414,15 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix, terminal};
+    use super::super::json::{
+        assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal,
+    };
     use super::*;
 
     const SESSION: &str = "f68333cb-ee4e-4251-9094-defd226da545";
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut ClaudeDialect::default(), stream)
-    }
-
-    fn usage(events: &[AgentEvent]) -> Option<Usage> {
-        events.iter().find_map(|event| match event {
-            AgentEvent::Usage(usage) => Some(*usage),
-            _ => None,
-        })
     }
 
     #[test]
@@ -513,7 +508,10 @@ mod tests {
             },
         ];
         assert_eq!(events[1..5], expected);
-        assert_eq!(usage(&events).map(|usage| usage.input_tokens), Some(200));
+        assert_eq!(
+            last_usage(&events).map(|usage| usage.input_tokens),
+            Some(200)
+        );
     }
 
     #[test]
@@ -642,7 +640,7 @@ mod tests {
             reasoning_tokens: None,
             cost_usd: Some(0.0021),
         };
-        assert_eq!(usage(&events), Some(expected));
+        assert_eq!(last_usage(&events), Some(expected));
         assert_eq!(
             terminal(&events),
             [&AgentEvent::TurnCompleted {
@@ -695,14 +693,7 @@ mod tests {
             ),
             (r#"{"type":"result","usage":7}"#, "result"),
         ];
-        for (line, kind) in lines {
-            let (events, issues) = parse(line);
-            assert!(events.is_empty(), "{line}");
-            assert!(
-                matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
-                "{line}: {issues:?}"
-            );
-        }
+        assert_each_malformed::<ClaudeDialect>(&lines);
     }
 
     #[test]

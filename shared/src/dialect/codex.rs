@@ -313,7 +313,7 @@ fn error(line: ErrorLine, out: &mut Vec<AgentEvent>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix};
+    use super::super::json::{assert_each_malformed, parse_all, parse_every_prefix};
     use super::*;
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
@@ -573,14 +573,7 @@ mod tests {
             (r#"{"type":"error","message":42}"#, "error"),
             (r#"{"id":"x"}"#, ""),
         ];
-        for (line, kind) in lines {
-            let (events, issues) = parse(line);
-            assert!(events.is_empty(), "{line}");
-            assert!(
-                matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
-                "{line}: {issues:?}"
-            );
-        }
+        assert_each_malformed::<CodexDialect>(&lines);
     }
 
     #[test]

@@ -216,7 +216,7 @@ fn status_code_in(message: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix, terminal};
+    use super::super::json::{assert_each_malformed, parse_all, parse_every_prefix, terminal};
     use super::*;
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
@@ -397,14 +397,7 @@ mod tests {
                 "result",
             ),
         ];
-        for (line, kind) in lines {
-            let (events, issues) = parse(line);
-            assert!(events.is_empty(), "{line}");
-            assert!(
-                matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
-                "{line}: {issues:?}"
-            );
-        }
+        assert_each_malformed::<GeminiDialect>(&lines);
     }
 
     #[test]

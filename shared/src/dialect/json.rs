@@ -220,3 +220,25 @@ pub(super) fn parse_all(
 pub(super) fn terminal(events: &[crate::event::AgentEvent]) -> Vec<&crate::event::AgentEvent> {
     events.iter().filter(|event| event.is_terminal()).collect()
 }
+
+/// Each `(line, type)` gives no event and one `Malformed` issue naming that type.
+#[cfg(test)]
+pub(super) fn assert_each_malformed<D: super::Dialect + Default>(lines: &[(&str, &str)]) {
+    for (line, kind) in lines {
+        let (events, issues) = parse_all(&mut D::default(), line);
+        assert!(events.is_empty(), "{line}");
+        assert!(
+            matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
+            "{line}: {issues:?}"
+        );
+    }
+}
+
+/// The latest usage a parsed stream reported.
+#[cfg(test)]
+pub(super) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::outcome::Usage> {
+    events.iter().rev().find_map(|event| match event {
+        crate::event::AgentEvent::Usage(usage) => Some(*usage),
+        _ => None,
+    })
+}

@@ -254,20 +254,15 @@ fn failure(error: Option<ErrorBody>) -> AgentEvent {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{parse_all, parse_every_prefix, terminal};
+    use super::super::json::{
+        assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal,
+    };
     use super::*;
 
     const SESSION: &str = "ses_e0121bb84ffe4moUdW42Kvpasb";
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut OpencodeDialect::default(), stream)
-    }
-
-    fn last_usage(events: &[AgentEvent]) -> Option<Usage> {
-        events.iter().rev().find_map(|event| match event {
-            AgentEvent::Usage(usage) => Some(*usage),
-            _ => None,
-        })
     }
 
     #[test]
@@ -496,14 +491,7 @@ mod tests {
                 "tool_use",
             ),
         ];
-        for (line, kind) in lines {
-            let (events, issues) = parse(line);
-            assert!(events.is_empty(), "{line}");
-            assert!(
-                matches!(&issues[..], [LineIssue::Malformed { event_type, .. }] if event_type == kind),
-                "{line}: {issues:?}"
-            );
-        }
+        assert_each_malformed::<OpencodeDialect>(&lines);
     }
 
     #[test]
