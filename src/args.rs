@@ -24,12 +24,14 @@ pub struct Cli {
 pub enum Command {
     /// Run one agent once and print its answer.
     Run(RunArgs),
+    /// Check which CLIs are installed, in which versions, and what to do about the rest.
+    Doctor(DoctorArgs),
 }
 
 impl Command {
     pub fn default_log_level(&self) -> &'static str {
         match self {
-            Self::Run(_) => "warn",
+            Self::Run(_) | Self::Doctor(_) => "warn",
         }
     }
 }
@@ -139,6 +141,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print the whole outcome as one JSON object instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DoctorArgs {
+    /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
 }

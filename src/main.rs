@@ -1,6 +1,7 @@
 //! cli-agent-mcp: run coding-agent CLIs headless, from the command line or as an MCP server.
 
 mod args;
+mod doctor;
 mod logging;
 mod run_command;
 
@@ -30,6 +31,7 @@ fn main() -> ExitCode {
     let code = runtime.block_on(async move {
         match cli.command {
             Command::Run(args) => run_command::run(args, config).await,
+            Command::Doctor(args) => doctor::run(config, args.json).await,
         }
     });
     ExitCode::from(code)

@@ -39,6 +39,17 @@ impl AgentKind {
         }
     }
 
+    /// The CLI version whose output the parsers and tests were last checked against
+    /// (`tests/real/package.json` pins the same; `doctor` warns about others).
+    pub fn verified_version(self) -> &'static str {
+        match self {
+            Self::Codex => "0.169.0",
+            Self::Claude => "2.1.197",
+            Self::Gemini => "0.61.0",
+            Self::Opencode => "1.18.33",
+        }
+    }
+
     /// The environment variable that points at the CLI's binary.
     pub fn bin_env_var(self) -> &'static str {
         match self {
@@ -142,6 +153,24 @@ impl RunRequest {
             session_id: None,
             timeout: None,
             append_system_prompt: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verified_versions_are_the_ones_the_real_cli_tests_install() {
+        let pins: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/real/package.json")).unwrap();
+        for agent in AgentKind::ALL {
+            assert_eq!(
+                pins["dependencies"][agent.npm_package()],
+                agent.verified_version(),
+                "{agent}"
+            );
         }
     }
 }

@@ -65,7 +65,12 @@ impl Drop for TempDir {
 
 /// Live processes whose environment carries `FAKE_CLI_TAG=<tag>` (zombies have none).
 pub fn tagged_pids(tag: &str) -> Vec<i32> {
-    let needle = format!("FAKE_CLI_TAG={tag}").into_bytes();
+    pids_with_env(&format!("FAKE_CLI_TAG={tag}"))
+}
+
+/// Live processes whose environment holds the entry `NAME=value`.
+pub fn pids_with_env(entry: &str) -> Vec<i32> {
+    let needle = entry.as_bytes();
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()

@@ -1,0 +1,253 @@
+//! `cli-agent-mcp doctor`: which CLIs this server can run, in which versions, and what to do
+//! about the ones it cannot.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use cli_agent_engine::{AgentKind, EngineConfig, SetupError, find_cli};
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use serde::Serialize;
+use tokio::task::JoinSet;
+
+/// `--version` of a healthy CLI answers in about a second; a hung one must not hang doctor.
+const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What doctor found out about one CLI.
+#[derive(Debug, Serialize)]
+pub struct CliReport {
+    pub agent: AgentKind,
+    pub state: State,
+    pub path: Option<PathBuf>,
+    pub version: Option<String>,
+    pub verified_version: &'static str,
+    /// What to do, when there is something to do.
+    pub advice: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    /// Found, and the version is one the project verified.
+    Verified,
+    /// Found and runs, but in a version the project has not verified.
+    Unverified,
+    /// Not found where the server looks for it.
+    Missing,
+    /// Found, but `--version` failed.
+    Broken,
+}
+
+impl State {
+    fn usable(self) -> bool {
+        matches!(self, Self::Verified | Self::Unverified)
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Verified => "ok",
+            Self::Unverified => "warning",
+            Self::Missing => "missing",
+            Self::Broken => "broken",
+        }
+    }
+}
+
+/// Check every CLI, print the report, and exit 0 when at least one is usable.
+pub async fn run(config: EngineConfig, json: bool) -> u8 {
+    let reports = check_all(&config).await;
+    if json {
+        match serde_json::to_string_pretty(&reports) {
+            Ok(text) => println!("{text}"),
+            Err(error) => eprintln!("error: could not encode the report: {error}"),
+        }
+    } else {
+        print!("{}", render(&reports));
+    }
+    if reports.iter().any(|report| report.state.usable()) {
+        0
+    } else {
+        1
+    }
+}
+
+async fn check_all(config: &EngineConfig) -> Vec<CliReport> {
+    let mut checks = JoinSet::new();
+    for agent in AgentKind::ALL {
+        let found = find_cli(agent, config);
+        checks.spawn(async move { check(agent, found).await });
+    }
+    let mut reports = checks.join_all().await;
+    reports.sort_by_key(|report| AgentKind::ALL.iter().position(|a| *a == report.agent));
+    reports
+}
+
+async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliReport {
+    let verified_version = agent.verified_version();
+    let mut report = CliReport {
+        agent,
+        state: State::Missing,
+        path: None,
+        version: None,
+        verified_version,
+        advice: None,
+    };
+    let path = match found {
+        Ok(path) => path,
+        Err(error) => {
+            report.advice = Some(missing_advice(agent, &error));
+            return report;
+        }
+    };
+    report.path = Some(path.clone());
+    match version_of(&path).await {
+        Ok(version) if version == verified_version => report.state = State::Verified,
+        Ok(version) => {
+            report.state = State::Unverified;
+            report.advice = Some(format!(
+                "cli-agent-mcp is verified with {agent} {verified_version}; {version} may print \
+                 events it does not know (they are skipped and counted in `warnings`). Install \
+                 the verified one with `npm install -g {}@{verified_version}`",
+                agent.npm_package()
+            ));
+            report.version = Some(version);
+        }
+        Err(problem) => {
+            report.state = State::Broken;
+            report.advice = Some(format!(
+                "`{} --version` {problem}: reinstall it with `npm install -g {}@{verified_version}` \
+                 or point {} at a working binary",
+                path.display(),
+                agent.npm_package(),
+                agent.bin_env_var()
+            ));
+        }
+    }
+    if report.state == State::Verified {
+        report.version = Some(verified_version.to_owned());
+    }
+    report
+}
+
+fn missing_advice(agent: AgentKind, error: &SetupError) -> String {
+    let install = format!(
+        "`npm install -g {}@{}`",
+        agent.npm_package(),
+        agent.verified_version()
+    );
+    match error {
+        // The engine's message quotes the whole PATH; a report line needs less.
+        SetupError::CliNotFound { env_var, .. } => format!(
+            "`{agent}` is not on PATH: install it with {install}, or set {env_var} (or \
+             --{agent}-bin) to its binary"
+        ),
+        other => format!("{other}; the verified version installs with {install}"),
+    }
+}
+
+/// The version `<bin> --version` prints, run in a process group of its own so a launcher
+/// and its child are killed together if it hangs.
+async fn version_of(bin: &PathBuf) -> Result<String, String> {
+    let child = tokio::process::Command::new(bin)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| format!("could not start: {error}"))?;
+    let group = child
+        .id()
+        .and_then(|id| i32::try_from(id).ok())
+        .map(Pid::from_raw);
+    let output = match tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await {
+        Ok(output) => output.map_err(|error| format!("failed: {error}"))?,
+        Err(_) => {
+            if let Some(group) = group {
+                let _ = killpg(group, Signal::SIGKILL);
+            }
+            return Err(format!(
+                "did not answer within {} s",
+                VERSION_TIMEOUT.as_secs()
+            ));
+        }
+    };
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let said = stderr
+            .lines()
+            .chain(stdout.lines())
+            .find(|l| !l.trim().is_empty());
+        return Err(format!(
+            "failed ({}){}",
+            output.status,
+            said.map(|line| format!(": {}", line.trim()))
+                .unwrap_or_default()
+        ));
+    }
+    parse_version(&stdout).ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
+}
+
+/// The first `X.Y.Z` in the output: `codex-cli 0.169.0`, `2.1.197 (Claude Code)`, `0.61.0`.
+fn parse_version(output: &str) -> Option<String> {
+    output
+        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
+        .map(|word| word.trim_start_matches('v'))
+        .find(|word| {
+            let parts: Vec<&str> = word.split('.').collect();
+            parts.len() >= 3
+                && parts[..3]
+                    .iter()
+                    .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .map(str::to_owned)
+}
+
+fn render(reports: &[CliReport]) -> String {
+    let mut out = String::new();
+    for report in reports {
+        let version = report.version.as_deref().unwrap_or("-");
+        let path = report
+            .path
+            .as_ref()
+            .map_or_else(String::new, |path| path.display().to_string());
+        out.push_str(&format!(
+            "{:<9} {:<8} {:<9} {path}\n",
+            report.agent.name(),
+            report.state.label(),
+            version
+        ));
+        if let Some(advice) = &report.advice {
+            out.push_str(&format!("          {advice}\n"));
+        }
+    }
+    let usable = reports.iter().filter(|r| r.state.usable()).count();
+    out.push_str(&format!("\n{usable} of {} CLIs usable.\n", reports.len()));
+    if usable == 0 {
+        out.push_str("Install at least one of them; the lines above say how.\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_read_from_each_clis_own_format() {
+        assert_eq!(
+            parse_version("codex-cli 0.169.0\n").as_deref(),
+            Some("0.169.0")
+        );
+        assert_eq!(
+            parse_version("2.1.197 (Claude Code)\n").as_deref(),
+            Some("2.1.197")
+        );
+        assert_eq!(parse_version("0.61.0\n").as_deref(), Some("0.61.0"));
+        assert_eq!(parse_version("v1.18.33").as_deref(), Some("1.18.33"));
+        assert_eq!(parse_version("no version here 1.2"), None);
+    }
+}

@@ -1,0 +1,132 @@
+//! `cli-agent-mcp doctor` against real binaries: the fake CLI, a missing one, a broken one
+//! and, where installed, the real CLIs.
+
+mod common;
+mod real;
+
+use std::process::{Command, Output, Stdio};
+
+use cli_agent_engine::AgentKind;
+use serde_json::Value;
+
+/// `doctor --json` with every CLI pointed at `bin(agent)` and a PATH that holds none of them.
+fn doctor(bin: impl Fn(AgentKind) -> String, extra_env: &[(&str, &str)]) -> (Output, Vec<Value>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
+    cmd.args(["doctor", "--json"])
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::null());
+    for agent in AgentKind::ALL {
+        cmd.env(agent.bin_env_var(), bin(agent));
+    }
+    for (key, value) in extra_env {
+        cmd.env(key, value);
+    }
+    let output = cmd.output().expect("run doctor");
+    let reports = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|error| panic!("doctor printed no JSON report ({error}): {output:?}"));
+    (output, reports)
+}
+
+fn fake(agent: AgentKind) -> String {
+    common::fake_bin(agent).display().to_string()
+}
+
+fn report(reports: &[Value], agent: AgentKind) -> &Value {
+    reports
+        .iter()
+        .find(|report| report["agent"] == agent.name())
+        .unwrap_or_else(|| panic!("no report for {agent}: {reports:?}"))
+}
+
+#[test]
+fn verified_versions_are_reported_ok() {
+    let (output, reports) = doctor(fake, &[]);
+    assert!(output.status.success(), "{output:?}");
+    for agent in AgentKind::ALL {
+        let report = report(&reports, agent);
+        assert_eq!(report["state"], "verified", "{report}");
+        assert_eq!(report["version"], agent.verified_version(), "{report}");
+        assert_eq!(report["path"], fake(agent), "{report}");
+    }
+}
+
+#[test]
+fn an_unverified_version_is_usable_with_a_warning() {
+    let (output, reports) = doctor(fake, &[("FAKE_CLI_VERSION", "9.9.9")]);
+    assert!(output.status.success(), "{output:?}");
+    let report = report(&reports, AgentKind::Gemini);
+    assert_eq!(report["state"], "unverified", "{report}");
+    assert_eq!(report["version"], "9.9.9");
+    let advice = report["advice"].as_str().unwrap_or_default();
+    assert!(advice.contains("@google/gemini-cli@0.61.0"), "{advice}");
+}
+
+#[test]
+fn missing_and_broken_clis_say_what_to_do_and_fail_when_none_is_usable() {
+    let (output, reports) = doctor(
+        |agent| match agent {
+            AgentKind::Claude => "/bin/false".to_owned(),
+            _ => format!("/nonexistent/{agent}"),
+        },
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let missing = report(&reports, AgentKind::Codex);
+    assert_eq!(missing["state"], "missing", "{missing}");
+    let advice = missing["advice"].as_str().unwrap_or_default();
+    assert!(
+        advice.contains("CAM_CODEX_BIN") && advice.contains("npm install -g @openai/codex@0.169.0"),
+        "{advice}"
+    );
+    let broken = report(&reports, AgentKind::Claude);
+    assert_eq!(broken["state"], "broken", "{broken}");
+    assert!(
+        broken["advice"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("--version")
+    );
+}
+
+#[test]
+fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
+    let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+        .arg("doctor")
+        .env("PATH", "/usr/bin:/bin")
+        .env("CAM_CODEX_BIN", fake(AgentKind::Codex))
+        .env("CAM_CLAUDE_BIN", "/nonexistent/claude")
+        .env_remove("CAM_GEMINI_BIN")
+        .env_remove("CAM_OPENCODE_BIN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run doctor");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("codex     ok"), "{text}");
+    assert!(text.contains("claude    missing"), "{text}");
+    assert!(text.contains("1 of 4 CLIs usable"), "{text}");
+}
+
+#[test]
+fn the_installed_real_clis_are_the_verified_versions() {
+    let Some(bins) = AgentKind::ALL
+        .into_iter()
+        .map(|agent| real::installed(agent).map(|bin| (agent, bin)))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    let (output, reports) = doctor(
+        |agent| {
+            bins.iter()
+                .find(|(a, _)| *a == agent)
+                .map(|(_, bin)| bin.display().to_string())
+                .unwrap_or_default()
+        },
+        &[],
+    );
+    assert!(output.status.success(), "{output:?}");
+    for agent in AgentKind::ALL {
+        assert_eq!(report(&reports, agent)["state"], "verified", "{reports:#?}");
+    }
+}

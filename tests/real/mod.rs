@@ -1,0 +1,356 @@
+//! The real CLIs (installed by `scripts/install-clis.sh`) against the mock model server
+//! (`tests/fixtures/mock-model`): each CLI gets a sandbox of its own, a home, a workspace and a
+//! config that points it at the mock, and never sees a user's real configuration.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::Duration;
+
+use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, RunRequest};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::common::{TempDir, pids_with_env, unique};
+
+pub const INSTALL_SCRIPT: &str = "scripts/install-clis.sh";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The installed CLI. When it is missing a local run skips (with a message naming the
+/// install script) and CI, which sets `CAM_TEST_REQUIRE_ALL=1`, fails.
+pub fn installed(agent: AgentKind) -> Option<PathBuf> {
+    let bin = repo()
+        .join(".cli-agents/node_modules/.bin")
+        .join(agent.name());
+    if bin.exists() {
+        return Some(bin);
+    }
+    let message = format!("{agent} is not installed in .cli-agents/: run {INSTALL_SCRIPT}");
+    assert!(
+        std::env::var_os("CAM_TEST_REQUIRE_ALL").is_none_or(|v| v != "1"),
+        "{message}"
+    );
+    eprintln!("skipped: {message}");
+    None
+}
+
+/// The mock model server: one loopback port for all four wire protocols, a log of every
+/// request it received. It exits when its stdin closes, so it cannot outlive the test.
+pub struct MockModel {
+    child: Child,
+    _stdin: ChildStdin,
+    pub port: u16,
+    log: PathBuf,
+    _dir: TempDir,
+}
+
+impl MockModel {
+    pub fn start() -> Self {
+        let dir = TempDir::new("mock-model");
+        let log = dir.path().join("requests.jsonl");
+        let mut child = Command::new("python3")
+            .arg(repo().join("tests/fixtures/mock-model/mock_model.py"))
+            .args(["--port", "0", "--log"])
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(File::create(dir.path().join("stderr")).expect("mock stderr file"))
+            .spawn()
+            .expect("start the mock model server (python3)");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("piped stdout"))
+            .read_line(&mut first)
+            .expect("the mock prints its port");
+        let port = first
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|port| port.parse().ok())
+            .unwrap_or_else(|| panic!("the mock printed {first:?}, not `PORT <n>`"));
+        let stdin = child.stdin.take().expect("piped stdin");
+        Self {
+            child,
+            _stdin: stdin,
+            port,
+            log,
+            _dir: dir,
+        }
+    }
+
+    /// Every request logged so far, oldest first.
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// Logged model requests of `agent`'s protocol whose prompt mentions `needle`.
+    pub fn requests_with(&self, agent: AgentKind, needle: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|request| request["protocol"] == agent.name())
+            .filter(|request| {
+                request["prompt"]
+                    .as_str()
+                    .is_some_and(|p| p.contains(needle))
+            })
+            .collect()
+    }
+}
+
+impl Drop for MockModel {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A port on which nothing listens: a refused connection.
+pub fn closed_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    listener.local_addr().expect("local address").port()
+}
+
+/// How a sandbox configures the CLI's own retries of failed model requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Retries {
+    /// The settings the README recommends for fast failures.
+    Shortened,
+    /// The CLI's defaults (codex retries a refused connection forever).
+    Defaults,
+}
+
+/// One CLI's isolated world: a home, state dirs, a temp dir and a workspace under one
+/// directory, and a wrapper script that sets the environment and `exec`s the real CLI, so
+/// the engine, `run` and the server all drive the CLI exactly as a user's would.
+pub struct Sandbox {
+    pub agent: AgentKind,
+    pub workspace: PathBuf,
+    pub wrapper: PathBuf,
+    /// `CAM_TEST_TAG=<unique>`, inherited by every process the CLI starts.
+    pub tag: String,
+    dir: TempDir,
+}
+
+impl Sandbox {
+    pub fn new(agent: AgentKind, real_bin: &Path, port: u16, retries: Retries) -> Self {
+        let dir = TempDir::new(&format!("real-{agent}"));
+        let root = dir.path().to_path_buf();
+        for sub in [
+            "home",
+            "tmp",
+            "workspace",
+            "config",
+            "data",
+            "cache",
+            "state",
+        ] {
+            std::fs::create_dir_all(root.join(sub)).expect("sandbox dirs");
+        }
+        let tag = format!("CAM_TEST_TAG={}", unique("real"));
+        let mut env = vec![
+            ("HOME".to_owned(), path(&root.join("home"))),
+            ("TMPDIR".to_owned(), path(&root.join("tmp"))),
+            ("XDG_CONFIG_HOME".to_owned(), path(&root.join("config"))),
+            ("XDG_DATA_HOME".to_owned(), path(&root.join("data"))),
+            ("XDG_CACHE_HOME".to_owned(), path(&root.join("cache"))),
+            ("XDG_STATE_HOME".to_owned(), path(&root.join("state"))),
+        ];
+        env.extend(configure(agent, &root, port, retries));
+        let wrapper = root.join(agent.name());
+        write_wrapper(&wrapper, real_bin, &tag, &env);
+        Self {
+            agent,
+            workspace: root.join("workspace"),
+            wrapper,
+            tag,
+            dir,
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// An engine that runs this sandbox's CLI.
+    pub fn engine(&self) -> Engine {
+        Engine::new(EngineConfig {
+            binaries: [(self.agent, self.wrapper.clone())].into_iter().collect(),
+            ..EngineConfig::default()
+        })
+    }
+
+    pub fn request(&self, prompt: &str) -> RunRequest {
+        RunRequest::new(self.agent, prompt, &self.workspace)
+    }
+
+    /// Processes this sandbox's CLI started that are still alive.
+    pub fn survivors(&self) -> Vec<i32> {
+        pids_with_env(&self.tag)
+    }
+}
+
+fn path(path: &Path) -> String {
+    path.to_str().expect("UTF-8 temp path").to_owned()
+}
+
+fn write_wrapper(wrapper: &Path, real_bin: &Path, tag: &str, env: &[(String, String)]) {
+    use std::os::unix::fs::PermissionsExt;
+    let mut script = String::from("#!/bin/sh\n");
+    for (key, value) in env.iter().map(|(k, v)| (k.as_str(), v.as_str())) {
+        script.push_str(&format!("export {key}='{value}'\n"));
+    }
+    script.push_str(&format!("export {tag}\nexec '{}' \"$@\"\n", path(real_bin)));
+    std::fs::write(wrapper, script).expect("write the wrapper");
+    std::fs::set_permissions(wrapper, std::fs::Permissions::from_mode(0o755))
+        .expect("make the wrapper executable");
+}
+
+/// Write `agent`'s config under `root` and return the environment that points it at the mock.
+fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<(String, String)> {
+    let pairs: &[(&str, &str)] = match agent {
+        AgentKind::Codex => {
+            write(root, "codex/config.toml", &codex_config(port, retries));
+            &[("FAKE_API_KEY", "sk-fake")]
+        }
+        AgentKind::Claude => &[
+            ("ANTHROPIC_API_KEY", "sk-ant-fake"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1"),
+        ],
+        AgentKind::Gemini => {
+            write(
+                root,
+                "gemini/.gemini/settings.json",
+                &gemini_settings(retries),
+            );
+            &[
+                ("GEMINI_API_KEY", "fake-gemini-key"),
+                ("GEMINI_TELEMETRY_ENABLED", "false"),
+                ("GEMINI_SANDBOX", "false"),
+            ]
+        }
+        AgentKind::Opencode => {
+            write(root, "opencode.json", &opencode_config(port));
+            &[
+                ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+                ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+                ("OPENCODE_DISABLE_SHARE", "1"),
+                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
+                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
+            ]
+        }
+    };
+    let mut env: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    let base = format!("http://127.0.0.1:{port}");
+    match agent {
+        AgentKind::Codex => env.push(("CODEX_HOME".into(), path(&root.join("codex")))),
+        AgentKind::Claude => {
+            env.push(("ANTHROPIC_BASE_URL".into(), base));
+            env.push(("CLAUDE_CONFIG_DIR".into(), path(&root.join("claude"))));
+            if retries == Retries::Shortened {
+                env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()));
+            }
+        }
+        AgentKind::Gemini => {
+            env.push(("GOOGLE_GEMINI_BASE_URL".into(), base));
+            env.push(("GEMINI_CLI_HOME".into(), path(&root.join("gemini"))));
+        }
+        AgentKind::Opencode => {
+            env.push(("OPENCODE_CONFIG".into(), path(&root.join("opencode.json"))));
+        }
+    }
+    env
+}
+
+fn write(root: &Path, relative: &str, contents: &str) {
+    let file = root.join(relative);
+    std::fs::create_dir_all(file.parent().expect("a parent dir")).expect("config dir");
+    std::fs::write(file, contents).expect("write config");
+}
+
+fn codex_config(port: u16, retries: Retries) -> String {
+    let mut config = format!(
+        "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\n\
+         name = \"Fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
+         env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\nstream_idle_timeout_ms = 60000\n"
+    );
+    if retries == Retries::Shortened {
+        config.push_str(
+            "request_max_retries = 0\nstream_max_retries = 0\n\n\
+             [features]\nunbounded_connection_retries = false\n",
+        );
+    }
+    config
+}
+
+fn gemini_settings(retries: Retries) -> String {
+    let mut general = serde_json::json!({
+        "enableAutoUpdate": false,
+        "enableAutoUpdateNotification": false,
+    });
+    if retries == Retries::Shortened {
+        general["maxAttempts"] = 1.into();
+        general["retryFetchErrors"] = false.into();
+    }
+    serde_json::json!({
+        "security": {
+            "auth": { "selectedType": "gemini-api-key" },
+            "folderTrust": { "enabled": false },
+        },
+        "general": general,
+        "privacy": { "usageStatisticsEnabled": false },
+        "telemetry": { "enabled": false },
+    })
+    .to_string()
+}
+
+fn opencode_config(port: u16) -> String {
+    serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "model": "fake/fake-model",
+        "small_model": "fake/fake-model",
+        "autoupdate": false,
+        "share": "disabled",
+        "provider": { "fake": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Fake",
+            "options": { "baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "sk-fake" },
+            "models": { "fake-model": { "name": "Fake Model", "tool_call": true, "reasoning": true } },
+        } },
+    })
+    .to_string()
+}
+
+/// Run `request` through the engine, collecting the events it reports.
+pub async fn run(
+    sandbox: &Sandbox,
+    request: RunRequest,
+    cancel: CancellationToken,
+) -> (Outcome, Vec<AgentEvent>) {
+    crate::common::become_subreaper();
+    let mut events = Vec::new();
+    let outcome = sandbox
+        .engine()
+        .run(request, cancel, &mut |event: &AgentEvent| {
+            events.push(event.clone())
+        })
+        .await
+        .expect("the run starts");
+    (outcome, events)
+}
+
+/// Generous bound for one real-CLI run on a loaded 2-core machine.
+pub const RUN_DEADLINE: Duration = Duration::from_secs(120);
