@@ -9,4 +9,4 @@ mod sweep;
 pub use lines::{Line, LineReader};
 pub use spawn::{RunMarker, SpawnedCli, become_subreaper, spawn};
 pub use stderr_tail::StderrTail;
-pub use sweep::{signal_group, sweep};
+pub use sweep::{kill_every_run, signal_group, sweep};

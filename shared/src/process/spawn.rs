@@ -28,6 +28,11 @@ impl RunMarker {
         Self(format!("{}-{nanos:x}-{seq}", std::process::id()))
     }
 
+    /// The start of the `/proc/<pid>/environ` entry of every run of this process.
+    pub fn process_prefix() -> Vec<u8> {
+        format!("{MARKER_VAR}={}-", std::process::id()).into_bytes()
+    }
+
     /// `CAM_RUN_ID=<value>` as it appears in `/proc/<pid>/environ`.
     pub fn environ_entry(&self) -> Vec<u8> {
         format!("{MARKER_VAR}={}", self.0).into_bytes()

@@ -112,6 +112,51 @@ fn process_table() -> impl Iterator<Item = ProcStat> {
 }
 
 fn has_marker(pid: Pid, marker: &[u8]) -> bool {
+    environ_has(pid, |entry| entry == marker)
+}
+
+fn environ_has(pid: Pid, mut matches: impl FnMut(&[u8]) -> bool) -> bool {
     std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == marker))
+        .is_ok_and(|environ| environ.split(|&b| b == 0).any(&mut matches))
+}
+
+/// SIGKILL every live process that any run of this process started: the last resort of a
+/// server shutdown whose teardowns did not finish in time. Returns how many it signalled.
+pub fn kill_every_run() -> usize {
+    let prefix = RunMarker::process_prefix();
+    let me = Pid::this();
+    process_table()
+        .filter(|proc| proc.pid != me && !proc.is_zombie())
+        .filter(|proc| environ_has(proc.pid, |entry| entry.starts_with(&prefix)))
+        .filter(|proc| kill(proc.pid, Signal::SIGKILL).is_ok())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kill_every_run_kills_the_processes_marked_by_this_process_only() {
+        let marked = |value: String| {
+            std::process::Command::new("sleep")
+                .arg("60")
+                .env(super::super::spawn::MARKER_VAR, value)
+                .spawn()
+                .expect("spawn sleep")
+        };
+        let mut ours = marked(RunMarker::new().as_str().to_owned());
+        let mut other = marked(format!("{}9-0-0", std::process::id()));
+        assert_eq!(kill_every_run(), 1);
+        assert!(
+            ours.wait().expect("wait").code().is_none(),
+            "killed by a signal"
+        );
+        assert!(
+            other.try_wait().expect("try_wait").is_none(),
+            "another process's run"
+        );
+        let _ = other.kill();
+        let _ = other.wait();
+    }
 }
