@@ -6,6 +6,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use cli_agent_engine::{AgentKind, EngineConfig, Permission};
 
+use crate::server::SigintMode;
+
 #[derive(Parser, Debug)]
 #[command(
     version,
@@ -16,12 +18,17 @@ pub struct Cli {
     pub engine: EngineArgs,
     #[command(flatten)]
     pub logging: LoggingArgs,
+    /// The bare binary serves MCP, so `serve`'s options are accepted without the subcommand.
+    #[command(flatten)]
+    pub serve: ServeArgs,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Serve MCP over stdio: one tool per CLI (the default when no command is given).
+    Serve(ServeArgs),
     /// Run one agent once and print its answer.
     Run(RunArgs),
     /// Check which CLIs are installed, in which versions, and what to do about the rest.
@@ -31,6 +38,8 @@ pub enum Command {
 impl Command {
     pub fn default_log_level(&self) -> &'static str {
         match self {
+            // rmcp logs every message it receives at info.
+            Self::Serve(_) => "info,rmcp=warn",
             Self::Run(_) | Self::Doctor(_) => "warn",
         }
     }
@@ -150,4 +159,37 @@ pub struct DoctorArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// Offer only these tools (comma-separated: codex,claude,gemini,opencode).
+    #[arg(long, env = "CAM_ENABLE", value_delimiter = ',', value_name = "AGENTS")]
+    pub enable: Vec<AgentKind>,
+    /// Do not offer these tools (comma-separated).
+    #[arg(
+        long,
+        env = "CAM_DISABLE",
+        value_delimiter = ',',
+        value_name = "AGENTS"
+    )]
+    pub disable: Vec<AgentKind>,
+    /// What SIGINT does: `cancel` stops the active calls and keeps serving (idle: exits);
+    /// `cancel-then-exit` also exits on a second SIGINT within 2 s; `exit` shuts down.
+    #[arg(
+        long,
+        env = "CAM_SIGINT_MODE",
+        value_enum,
+        default_value_t = SigintMode::CancelThenExit
+    )]
+    pub sigint: SigintMode,
+    /// While a run is silent, repeat its last progress at this interval, for clients that
+    /// reset their timeout on progress (0: only on events).
+    #[arg(
+        long,
+        env = "CAM_PROGRESS_HEARTBEAT_SECS",
+        default_value_t = 10,
+        value_name = "SECS"
+    )]
+    pub progress_heartbeat_secs: u64,
 }

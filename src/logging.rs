@@ -1,6 +1,7 @@
 //! Logs go to stderr (stdout belongs to the answer or the MCP channel), optionally to a file.
 
 use std::fs::OpenOptions;
+use std::io::IsTerminal;
 use std::sync::Mutex;
 
 use tracing_subscriber::EnvFilter;
@@ -33,7 +34,11 @@ pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
                 .with_writer(std::io::stderr.and(Mutex::new(file)))
                 .init();
         }
-        None => builder.with_writer(std::io::stderr).init(),
+        // MCP clients keep a server's stderr in log files: colour only on a terminal.
+        None => builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .with_writer(std::io::stderr)
+            .init(),
     }
     Ok(())
 }

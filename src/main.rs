@@ -4,6 +4,7 @@ mod args;
 mod doctor;
 mod logging;
 mod run_command;
+mod server;
 
 use std::process::ExitCode;
 
@@ -13,7 +14,8 @@ use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(error) = logging::init(&cli.logging, cli.command.default_log_level()) {
+    let command = cli.command.unwrap_or(Command::Serve(cli.serve));
+    if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
@@ -29,10 +31,13 @@ fn main() -> ExitCode {
     };
     let config = cli.engine.config();
     let code = runtime.block_on(async move {
-        match cli.command {
+        match command {
+            Command::Serve(args) => server::serve(args, config).await,
             Command::Run(args) => run_command::run(args, config).await,
             Command::Doctor(args) => doctor::run(config, args.json).await,
         }
     });
+    // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
+    runtime.shutdown_background();
     ExitCode::from(code)
 }

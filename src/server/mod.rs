@@ -1,0 +1,164 @@
+//! `cli-agent-mcp serve`: MCP over stdio, one tool per CLI.
+//!
+//! The layer is thin: `tools` turns arguments into a run request, the engine runs it,
+//! `result` turns the outcome into a tool result, `progress` reports events on the way.
+//! The rest is the lifecycle: `calls` and `signals` decide which runs stop and why, `stdin`
+//! notices the client leaving, and [`serve`] bounds the shutdown.
+//!
+//! Shutdown (stdin EOF, SIGTERM, SIGHUP, SIGINT when idle): every run is cancelled at once and
+//! torn down in its own task; the server waits for all of them up to the engine's grace plus a
+//! margin, SIGKILLs whatever is left, gives the answers a moment to reach a client still
+//! reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
+
+mod calls;
+mod handler;
+mod progress;
+mod result;
+mod signals;
+mod stdin;
+mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cli_agent_engine::process::{become_subreaper, kill_every_run};
+use cli_agent_engine::{Engine, EngineConfig};
+use rmcp::ServiceExt;
+use rmcp::service::{QuitReason, ServerInitializeError};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use self::signals::SigintMode;
+
+use self::calls::{ActiveCalls, Shutdown, ShutdownCause};
+use self::handler::AgentServer;
+use self::stdin::EofWatch;
+use self::tools::Catalogue;
+use crate::args::ServeArgs;
+
+const EXIT_OK: u8 = 0;
+const EXIT_SESSION_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+
+/// Time past the engine's grace for the teardowns to finish (sweep, drain) before the rest is
+/// SIGKILLed.
+const TEARDOWN_MARGIN: Duration = Duration::from_secs(1);
+/// Time for the answers of calls the server stopped to reach the client.
+const FLUSH_LIMIT: Duration = Duration::from_millis(500);
+
+#[derive(Debug, thiserror::Error)]
+enum SessionError {
+    #[error("the MCP session could not start: {0}")]
+    Start(Box<ServerInitializeError>),
+    #[error("the MCP session failed: {0}")]
+    Failed(#[from] tokio::task::JoinError),
+}
+
+pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
+    let catalogue = match Catalogue::new(&args.enable, &args.disable) {
+        Ok(catalogue) => catalogue,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_USAGE;
+        }
+    };
+    if let Err(error) = become_subreaper() {
+        tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
+    }
+    let calls = ActiveCalls::default();
+    let shutdown = Shutdown::new(calls.clone());
+    if let Err(error) = signals::watch(args.sigint, calls.clone(), shutdown.clone()) {
+        eprintln!("error: cannot install signal handlers: {error}");
+        return EXIT_USAGE;
+    }
+    let grace = config.grace;
+    let runs = TaskTracker::new();
+    tracing::info!(version = env!("CARGO_PKG_VERSION"), tools = %catalogue.names(), "serving MCP on stdio");
+    let server = AgentServer {
+        engine: Arc::new(Engine::new(config)),
+        catalogue,
+        calls,
+        shutdown: shutdown.clone(),
+        runs: runs.clone(),
+        heartbeat: (args.progress_heartbeat_secs > 0)
+            .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
+        default_workspace: std::env::current_dir().ok(),
+    };
+    let session = CancellationToken::new();
+    let mut serving = tokio::spawn(run_session(server, shutdown.clone(), session.clone()));
+
+    let ended = tokio::select! {
+        biased;
+        () = shutdown.triggered() => None,
+        ended = &mut serving => {
+            shutdown.trigger(ShutdownCause::SessionEnded);
+            Some(ended)
+        }
+    };
+    stop_runs(&runs, grace).await;
+    match ended {
+        None => {
+            flush(serving, session).await;
+            EXIT_OK
+        }
+        Some(ended) => session_exit_code(ended),
+    }
+}
+
+/// Serve one MCP session on stdin/stdout until it ends.
+async fn run_session(
+    server: AgentServer,
+    shutdown: Shutdown,
+    session: CancellationToken,
+) -> Result<QuitReason, SessionError> {
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let transport = (EofWatch::new(stdin, shutdown), stdout);
+    let running = server
+        .serve_with_ct(transport, session)
+        .await
+        .map_err(|error| SessionError::Start(Box::new(error)))?;
+    Ok(running.waiting().await?)
+}
+
+/// Wait for every run's teardown, up to the grace plus a margin; then kill what is left.
+async fn stop_runs(runs: &TaskTracker, grace: Duration) {
+    runs.close();
+    if tokio::time::timeout(grace + TEARDOWN_MARGIN, runs.wait())
+        .await
+        .is_err()
+    {
+        let killed = kill_every_run();
+        tracing::warn!(
+            runs = runs.len(),
+            killed,
+            "runs were still stopping after the grace period: killed their processes"
+        );
+    }
+}
+
+/// Let the answers of the stopped calls out, then end the session.
+async fn flush(serving: JoinHandle<Result<QuitReason, SessionError>>, session: CancellationToken) {
+    session.cancel();
+    if tokio::time::timeout(FLUSH_LIMIT, serving).await.is_err() {
+        tracing::debug!("the MCP session was still closing at exit");
+    }
+}
+
+fn session_exit_code(
+    ended: Result<Result<QuitReason, SessionError>, tokio::task::JoinError>,
+) -> u8 {
+    match ended
+        .map_err(SessionError::from)
+        .and_then(|session| session)
+    {
+        Ok(reason) => {
+            tracing::info!(?reason, "the MCP session ended");
+            EXIT_OK
+        }
+        Err(error) => {
+            tracing::error!(%error);
+            EXIT_SESSION_FAILED
+        }
+    }
+}

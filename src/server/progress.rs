@@ -1,0 +1,127 @@
+//! Progress notifications built from a run's events: "codex: running `cargo test`".
+//!
+//! The engine's observer is synchronous and called for every event, so it only records the
+//! latest description in a watch channel; a task of its own turns that into notifications, at
+//! most one per [`MIN_INTERVAL`], with a rising progress value. While the run is silent it
+//! repeats the last line every heartbeat, for clients that reset their timeout on progress.
+//! It stops at once when the call is cancelled, and the caller waits for it to stop before
+//! answering, so no notification follows the response.
+
+use std::time::Duration;
+
+use cli_agent_engine::{AgentEvent, AgentKind};
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::{Instant, sleep};
+use tokio_util::sync::CancellationToken;
+
+/// The shortest time between two notifications of one call.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(250);
+/// How long a notification being written may hold up the call's response.
+const SEND_LIMIT: Duration = Duration::from_secs(1);
+
+/// The observer's end: records what the run is doing.
+pub struct ProgressFeed {
+    latest: watch::Sender<Option<String>>,
+}
+
+impl ProgressFeed {
+    pub fn observe(&self, event: &AgentEvent) {
+        if let Some(line) = event.describe() {
+            self.latest.send_replace(Some(line));
+        }
+    }
+}
+
+/// The reporting task of one call.
+pub struct ProgressReporter {
+    stop: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl ProgressReporter {
+    /// Start reporting to `peer` under `token`. `stop` ends the reports at once; it should fire
+    /// when the call is cancelled.
+    pub fn start(
+        peer: Peer<RoleServer>,
+        token: ProgressToken,
+        agent: AgentKind,
+        heartbeat: Option<Duration>,
+        stop: CancellationToken,
+    ) -> (ProgressFeed, Self) {
+        let (latest, updates) = watch::channel(None);
+        let reporter = Reporter {
+            peer,
+            token,
+            agent,
+            heartbeat,
+            started: Instant::now(),
+            sent: 0,
+        };
+        let task = tokio::spawn(reporter.run(updates, stop.clone()));
+        (ProgressFeed { latest }, Self { stop, task })
+    }
+
+    /// Stop reporting and wait until a notification being written is out.
+    pub async fn finish(self) {
+        self.stop.cancel();
+        if let Err(error) = self.task.await {
+            tracing::warn!(%error, "the progress task failed");
+        }
+    }
+}
+
+struct Reporter {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+    agent: AgentKind,
+    heartbeat: Option<Duration>,
+    started: Instant,
+    sent: u64,
+}
+
+impl Reporter {
+    async fn run(mut self, mut updates: watch::Receiver<Option<String>>, stop: CancellationToken) {
+        loop {
+            let message = tokio::select! {
+                biased;
+                () = stop.cancelled() => return,
+                changed = updates.changed() => match changed {
+                    Ok(()) => updates.borrow_and_update().clone(),
+                    Err(_) => return,
+                },
+                () = until(self.heartbeat) => {
+                    let line = updates.borrow().clone().unwrap_or_else(|| "working".to_owned());
+                    Some(format!("{line} ({} s)", self.started.elapsed().as_secs()))
+                }
+            };
+            if let Some(message) = message {
+                self.send(message).await;
+            }
+            tokio::select! {
+                () = stop.cancelled() => return,
+                () = sleep(MIN_INTERVAL) => {}
+            }
+        }
+    }
+
+    async fn send(&mut self, message: String) {
+        self.sent += 1;
+        let param = ProgressNotificationParam::new(self.token.clone(), self.sent as f64)
+            .with_message(format!("{}: {message}", self.agent));
+        match tokio::time::timeout(SEND_LIMIT, self.peer.notify_progress(param)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::debug!(%error, "could not send a progress notification"),
+            Err(_) => tracing::debug!("a progress notification was not written in time"),
+        }
+    }
+}
+
+async fn until(heartbeat: Option<Duration>) {
+    match heartbeat {
+        Some(interval) => sleep(interval).await,
+        None => std::future::pending().await,
+    }
+}

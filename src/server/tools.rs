@@ -1,0 +1,314 @@
+//! The tools: one per CLI, with what the calling model needs to choose and call it, and the
+//! arguments each call carries.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cli_agent_engine::{AgentKind, Outcome, Permission, RunRequest};
+use rmcp::handler::server::common::{schema_for_input, schema_for_output};
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The arguments of every tool. Fields only some CLIs support are listed in [`EXTRAS`].
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolArgs {
+    /// What the agent should do, in plain words. It reaches the CLI as text, never as flags.
+    pub prompt: String,
+    /// The directory the agent works in (default: the server's working directory). It must
+    /// exist. To resume a session, pass the workspace it started in.
+    pub workspace: Option<PathBuf>,
+    /// What the agent may do.
+    #[serde(default)]
+    #[schemars(schema_with = "permission_schema")]
+    pub permission: Permission,
+    /// The model to ask for (default: the CLI's own default).
+    pub model: Option<String>,
+    /// Continue the conversation of an earlier call: pass the `session_id` of its result.
+    /// Without it, every call starts a fresh conversation that knows nothing of earlier calls.
+    pub session_id: Option<String>,
+    /// This call's time limit in seconds (default: the server's, 30 minutes unless set).
+    #[schemars(range(min = 1))]
+    pub timeout_secs: Option<u64>,
+    /// Instructions appended to the agent's system prompt.
+    pub append_system_prompt: Option<String>,
+}
+
+/// Arguments only some CLIs support, and which.
+const EXTRAS: &[(&str, &[AgentKind])] = &[("append_system_prompt", &[AgentKind::Claude])];
+
+/// An enum of plain strings: some clients cannot read the `oneOf` schemars would write.
+fn permission_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["read-only", "workspace-write", "unlimited"],
+        "default": "read-only",
+        "description": "What the agent may do. read-only (default): read files and run \
+            read-only commands, never write. workspace-write: edit files in the workspace and \
+            run commands there. unlimited: anything, anywhere (use only on a disposable machine)."
+    })
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ArgsError {
+    #[error(
+        "invalid arguments for the {agent} tool: {source}. Pass an object such as \
+         {{\"prompt\": \"…\"}}; its inputSchema lists the rest"
+    )]
+    Invalid {
+        agent: AgentKind,
+        source: serde_json::Error,
+    },
+    #[error("`{field}` is not an argument of the {agent} tool; only {only} takes it")]
+    NotForThisAgent {
+        agent: AgentKind,
+        field: &'static str,
+        only: String,
+    },
+    #[error("timeout_secs must be at least 1: leave it out for the server's default")]
+    ZeroTimeout,
+    #[error("no workspace given, and the server's working directory is unknown: pass `workspace`")]
+    NoWorkspace,
+}
+
+/// Read a call's arguments into a run request. Blank optional strings count as absent:
+/// calling models often fill every field.
+pub fn run_request(
+    agent: AgentKind,
+    arguments: Option<JsonObject>,
+    default_workspace: Option<&Path>,
+) -> Result<RunRequest, ArgsError> {
+    let arguments = arguments.unwrap_or_default();
+    for (field, agents) in EXTRAS {
+        if arguments.contains_key(*field) && !agents.contains(&agent) {
+            let only = agents.iter().map(|a| a.name()).collect::<Vec<_>>();
+            return Err(ArgsError::NotForThisAgent {
+                agent,
+                field,
+                only: only.join(", "),
+            });
+        }
+    }
+    let args: ToolArgs = serde_json::from_value(Value::Object(arguments))
+        .map_err(|source| ArgsError::Invalid { agent, source })?;
+    if args.timeout_secs == Some(0) {
+        return Err(ArgsError::ZeroTimeout);
+    }
+    let workspace = match given(args.workspace.map(|p| p.to_string_lossy().into_owned())) {
+        Some(workspace) => PathBuf::from(workspace),
+        None => default_workspace
+            .ok_or(ArgsError::NoWorkspace)?
+            .to_path_buf(),
+    };
+    let mut request = RunRequest::new(agent, args.prompt, workspace);
+    request.permission = args.permission;
+    request.model = given(args.model);
+    request.session_id = given(args.session_id);
+    request.timeout = args.timeout_secs.map(Duration::from_secs);
+    request.append_system_prompt = given(args.append_system_prompt);
+    Ok(request)
+}
+
+fn given(value: Option<String>) -> Option<String> {
+    value.filter(|text| !text.trim().is_empty())
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no tool left to offer: --enable/CAM_ENABLE and --disable/CAM_DISABLE leave none of codex, \
+     claude, gemini, opencode"
+)]
+pub struct NoToolsError;
+
+/// The tools this server offers, in a fixed order.
+pub struct Catalogue {
+    tools: Vec<(AgentKind, Tool)>,
+}
+
+impl Catalogue {
+    /// Every agent in `enable` (all when empty) that is not in `disable`.
+    pub fn new(enable: &[AgentKind], disable: &[AgentKind]) -> Result<Self, NoToolsError> {
+        let tools: Vec<_> = AgentKind::ALL
+            .into_iter()
+            .filter(|agent| enable.is_empty() || enable.contains(agent))
+            .filter(|agent| !disable.contains(agent))
+            .map(|agent| (agent, tool(agent)))
+            .collect();
+        if tools.is_empty() {
+            return Err(NoToolsError);
+        }
+        Ok(Self { tools })
+    }
+
+    pub fn tools(&self) -> Vec<Tool> {
+        self.tools.iter().map(|(_, tool)| tool.clone()).collect()
+    }
+
+    pub fn agent(&self, name: &str) -> Option<AgentKind> {
+        self.tools
+            .iter()
+            .find(|(_, tool)| tool.name == name)
+            .map(|(agent, _)| *agent)
+    }
+
+    pub fn names(&self) -> String {
+        let names: Vec<_> = self.tools.iter().map(|(agent, _)| agent.name()).collect();
+        names.join(", ")
+    }
+}
+
+fn tool(agent: AgentKind) -> Tool {
+    let mut tool = Tool::new(agent.name(), description(agent), input_schema(agent));
+    tool.title = Some(title(agent).to_owned());
+    tool.output_schema = Some(schema_for_output::<Outcome>());
+    // It runs another agent with the model provider: open world, and it may write files.
+    tool.annotations = Some(
+        ToolAnnotations::with_title(title(agent))
+            .read_only(false)
+            .open_world(true),
+    );
+    tool
+}
+
+fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
+    // The schema is derived from a fixed type: failing here is a bug caught by any test.
+    let mut schema = schema_for_input::<ToolArgs>()
+        .expect("ToolArgs is a struct, so its schema is an object")
+        .as_ref()
+        .clone();
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        for (field, agents) in EXTRAS {
+            if !agents.contains(&agent) {
+                properties.remove(*field);
+            }
+        }
+    }
+    Arc::new(schema)
+}
+
+fn title(agent: AgentKind) -> &'static str {
+    match agent {
+        AgentKind::Codex => "Codex (OpenAI)",
+        AgentKind::Claude => "Claude Code (Anthropic)",
+        AgentKind::Gemini => "Gemini CLI (Google)",
+        AgentKind::Opencode => "opencode",
+    }
+}
+
+fn description(agent: AgentKind) -> String {
+    let strengths = match agent {
+        AgentKind::Codex => {
+            "Delegate a coding task to OpenAI's Codex CLI. Good at focused changes, running and \
+             fixing tests, shell-heavy investigation and reviewing a diff. Its permission level \
+             is enforced by an OS sandbox."
+        }
+        AgentKind::Claude => {
+            "Delegate a coding task to Anthropic's Claude Code. Good at changes across many \
+             files, careful reasoning about unfamiliar code, and writing tests and docs. \
+             `append_system_prompt` adds standing instructions."
+        }
+        AgentKind::Gemini => {
+            "Delegate a task to Google's Gemini CLI. Good at reading a large codebase at once, \
+             summarising logs and documents, and giving a second opinion. At read-only it runs \
+             no shell commands."
+        }
+        AgentKind::Opencode => {
+            "Delegate a coding task to opencode, with whichever model provider it is \
+             configured for. Good when you want a model the other agents do not offer."
+        }
+    };
+    format!(
+        "{strengths}\n\nThe agent runs headless in `workspace` (default: the server's working \
+         directory) with `permission` read-only unless you pass another level, and returns its \
+         final answer as text, with a structured outcome (status, session_id, token usage, \
+         tools used, error and hint). Each call starts a fresh conversation unless you pass \
+         the `session_id` of an earlier result. A call can take minutes; the server reports \
+         progress while it works."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn args(value: Value) -> Option<JsonObject> {
+        match value {
+            Value::Object(map) => Some(map),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn arguments_become_a_request_with_defaults_and_blank_strings_dropped() {
+        let request = run_request(
+            AgentKind::Claude,
+            args(
+                json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
+                        "timeout_secs": 5}),
+            ),
+            Some(Path::new("/tmp")),
+        )
+        .expect("valid");
+        assert_eq!(request.workspace, Path::new("/tmp"));
+        assert_eq!(request.permission, Permission::ReadOnly);
+        assert_eq!(request.model, None);
+        assert_eq!(request.timeout, Some(Duration::from_secs(5)));
+        assert_eq!(request.append_system_prompt.as_deref(), Some("be brief"));
+    }
+
+    #[test]
+    fn wrong_arguments_are_refused_with_the_reason() {
+        let cases = [
+            (json!({}), "missing field `prompt`"),
+            (
+                json!({"prompt": "x", "permission": "all"}),
+                "unknown variant `all`",
+            ),
+            (json!({"prompt": "x", "cwd": "/"}), "unknown field `cwd`"),
+            (json!({"prompt": "x", "timeout_secs": 0}), "at least 1"),
+            (
+                json!({"prompt": "x", "append_system_prompt": "y"}),
+                "only claude takes it",
+            ),
+        ];
+        for (value, expected) in cases {
+            let error = run_request(AgentKind::Codex, args(value), Some(Path::new("/")))
+                .expect_err(expected)
+                .to_string();
+            assert!(error.contains(expected), "{error}");
+        }
+    }
+
+    #[test]
+    fn a_tool_lists_only_the_arguments_its_cli_supports() {
+        let properties = |agent| {
+            let schema = input_schema(agent);
+            let names: Vec<String> = schema["properties"]
+                .as_object()
+                .expect("properties")
+                .keys()
+                .cloned()
+                .collect();
+            names
+        };
+        assert!(properties(AgentKind::Claude).contains(&"append_system_prompt".to_owned()));
+        assert!(!properties(AgentKind::Codex).contains(&"append_system_prompt".to_owned()));
+        assert!(properties(AgentKind::Gemini).contains(&"session_id".to_owned()));
+    }
+
+    #[test]
+    fn enable_and_disable_choose_the_tools_in_a_fixed_order() {
+        let all = Catalogue::new(&[], &[]).expect("tools");
+        assert_eq!(all.names(), "codex, claude, gemini, opencode");
+        let some = Catalogue::new(&[AgentKind::Gemini, AgentKind::Codex], &[AgentKind::Gemini])
+            .expect("tools");
+        assert_eq!(some.names(), "codex");
+        assert_eq!(some.agent("gemini"), None);
+        assert!(Catalogue::new(&[AgentKind::Codex], &[AgentKind::Codex]).is_err());
+    }
+}
