@@ -1,0 +1,370 @@
+//! A small MCP client for end-to-end tests and the server benchmark: it starts the built
+//! `cli-agent-mcp`, speaks newline-delimited JSON-RPC over its stdio, and keeps every message
+//! the server writes, in order, so a test can ask what arrived and when.
+//!
+//! Every wait has a generous deadline and panics with the server's stderr when it runs out.
+//! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin` and clears the
+//! caller's `CAM_*` / `FAKE_CLI_*` variables; change that with `env` / `env_remove`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, Command};
+use tokio::sync::watch;
+
+/// How long to wait for a message; generous for a loaded 2-core machine.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+/// The protocol version `initialize` asks for unless told otherwise.
+pub const LEGACY_VERSION: &str = "2025-11-25";
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_cli-agent-mcp")
+}
+
+pub fn fake_bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin")
+}
+
+pub const AGENTS: [&str; 4] = ["codex", "claude", "gemini", "opencode"];
+
+pub fn bin_env_var(agent: &str) -> String {
+    format!("CAM_{}_BIN", agent.to_ascii_uppercase())
+}
+
+/// How to start a server.
+pub struct Builder {
+    command: Command,
+}
+
+impl Builder {
+    pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.arg(arg);
+        self
+    }
+
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.command.env(key, value);
+        self
+    }
+
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.command.env_remove(key);
+        self
+    }
+
+    pub fn cwd(mut self, dir: &Path) -> Self {
+        self.command.current_dir(dir);
+        self
+    }
+
+    pub fn spawn(mut self) -> Server {
+        let mut child = self.command.spawn().expect("start cli-agent-mcp");
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let inbox = Inbox::default();
+        let (count_tx, count) = watch::channel(0usize);
+        tokio::spawn(read_messages(stdout, inbox.clone(), count_tx));
+        let stderr_text = Arc::new(Mutex::new(String::new()));
+        tokio::spawn(read_stderr(stderr, stderr_text.clone()));
+        Server {
+            pid: child.id().map_or(0, |pid| pid as i32),
+            child,
+            stdin: Some(stdin),
+            inbox,
+            count,
+            stderr: stderr_text,
+            next_id: 1,
+        }
+    }
+}
+
+/// Everything the server wrote on stdout, parsed, in order, with when it was read.
+#[derive(Clone, Default)]
+struct Inbox {
+    messages: Arc<Mutex<Vec<(Instant, Value)>>>,
+    closed: Arc<Mutex<bool>>,
+}
+
+async fn read_messages(
+    stdout: tokio::process::ChildStdout,
+    inbox: Inbox,
+    count: watch::Sender<usize>,
+) {
+    let mut lines = BufReader::new(stdout);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match lines.read_line(&mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        // Anything but JSON-RPC on stdout is a defect: keep it so assertions see it.
+        let message = serde_json::from_str(line.trim_end())
+            .unwrap_or_else(|_| json!({"not_json": line.trim_end()}));
+        let mut messages = inbox.messages.lock().expect("inbox");
+        messages.push((Instant::now(), message));
+        count.send_replace(messages.len());
+    }
+    *inbox.closed.lock().expect("inbox") = true;
+    count.send_modify(|_| {});
+}
+
+async fn read_stderr(mut stderr: tokio::process::ChildStderr, text: Arc<Mutex<String>>) {
+    let mut buf = vec![0u8; 64 * 1024];
+    while let Ok(n) = stderr.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        text.lock()
+            .expect("stderr")
+            .push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+}
+
+/// A running `cli-agent-mcp` and the client end of its MCP channel.
+pub struct Server {
+    child: Child,
+    pid: i32,
+    stdin: Option<ChildStdin>,
+    inbox: Inbox,
+    count: watch::Receiver<usize>,
+    stderr: Arc<Mutex<String>>,
+    next_id: i64,
+}
+
+impl Server {
+    /// The binary with a clean environment, every CLI the fake, a 1 s grace, and `serve`.
+    pub fn builder() -> Builder {
+        Self::bare().arg("serve")
+    }
+
+    /// Like [`Server::builder`], without the `serve` subcommand.
+    pub fn bare() -> Builder {
+        let mut command = Command::new(binary());
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
+                command.env_remove(&*key);
+            }
+        }
+        for agent in AGENTS {
+            command.env(bin_env_var(agent), fake_bin_dir().join(agent));
+        }
+        command
+            .env("CAM_GRACE_SECS", "1")
+            .env("CAM_LOG", "info")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        Builder { command }
+    }
+
+    /// A server with the defaults, initialized.
+    pub async fn start() -> Self {
+        let mut server = Self::builder().spawn();
+        server.initialize().await;
+        server
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr").clone()
+    }
+
+    /// The `initialize` handshake at [`LEGACY_VERSION`]; returns the result.
+    pub async fn initialize(&mut self) -> Value {
+        self.initialize_with(LEGACY_VERSION).await
+    }
+
+    pub async fn initialize_with(&mut self, version: &str) -> Value {
+        let params = json!({
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "cli-agent-mcp-tests", "version": "0"},
+        });
+        let id = self.request("initialize", params).await;
+        let result = self.result(id).await;
+        self.notify("notifications/initialized", None).await;
+        result
+    }
+
+    pub async fn send(&mut self, message: &Value) {
+        let mut line = serde_json::to_vec(message).expect("serialize");
+        line.push(b'\n');
+        let stdin = self.stdin.as_mut().expect("stdin is still open");
+        stdin.write_all(&line).await.expect("write to the server");
+        stdin.flush().await.expect("flush to the server");
+    }
+
+    pub async fn notify(&mut self, method: &str, params: Option<Value>) {
+        let mut message = json!({"jsonrpc": "2.0", "method": method});
+        if let Some(params) = params {
+            message["params"] = params;
+        }
+        self.send(&message).await;
+    }
+
+    /// Send a request; returns its id.
+    pub async fn request(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        id
+    }
+
+    /// Start a `tools/call`, with a progress token if given; returns its id.
+    pub async fn start_call(
+        &mut self,
+        tool: &str,
+        arguments: Value,
+        progress: Option<&str>,
+    ) -> i64 {
+        let mut params = json!({"name": tool, "arguments": arguments});
+        if let Some(token) = progress {
+            params["_meta"] = json!({"progressToken": token});
+        }
+        self.request("tools/call", params).await
+    }
+
+    /// Call a tool and wait for its result.
+    pub async fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let id = self.start_call(tool, arguments, None).await;
+        self.result(id).await
+    }
+
+    pub async fn cancel(&mut self, id: i64, reason: &str) {
+        let params = json!({"requestId": id, "reason": reason});
+        self.notify("notifications/cancelled", Some(params)).await;
+    }
+
+    /// A round trip: everything the server wrote before answering it has arrived.
+    pub async fn ping(&mut self) {
+        let id = self.request("ping", json!({})).await;
+        self.result(id).await;
+    }
+
+    /// The response to request `id` (result or error), waiting for it.
+    pub async fn response(&self, id: i64) -> Value {
+        self.wait_for(&format!("the response to request {id}"), |messages| {
+            messages.iter().find(|m| is_response_to(m, id)).cloned()
+        })
+        .await
+    }
+
+    /// The result of request `id`; panics on an error response.
+    pub async fn result(&self, id: i64) -> Value {
+        let response = self.response(id).await;
+        match response.get("result") {
+            Some(result) => result.clone(),
+            None => panic!("request {id} failed: {response}\n{}", self.stderr()),
+        }
+    }
+
+    pub fn has_response(&self, id: i64) -> bool {
+        self.messages().iter().any(|m| is_response_to(m, id))
+    }
+
+    /// Every message so far.
+    pub fn messages(&self) -> Vec<Value> {
+        self.timed_messages().into_iter().map(|(_, m)| m).collect()
+    }
+
+    /// Every message so far, with when it was read.
+    pub fn timed_messages(&self) -> Vec<(Instant, Value)> {
+        self.inbox.messages.lock().expect("inbox").clone()
+    }
+
+    /// The params of every progress notification for `token`, in order.
+    pub fn progress(&self, token: &str) -> Vec<Value> {
+        self.messages()
+            .into_iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .map(|m| m["params"].clone())
+            .filter(|p| p["progressToken"] == token)
+            .collect()
+    }
+
+    /// Wait until `found` finds something in the messages.
+    pub async fn wait_for<T>(&self, what: &str, mut found: impl FnMut(&[Value]) -> Option<T>) -> T {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let mut count = self.count.clone();
+        loop {
+            if let Some(value) = found(&self.messages()) {
+                return value;
+            }
+            assert!(
+                !*self.inbox.closed.lock().expect("inbox"),
+                "the server closed stdout before {what}\n{}",
+                self.stderr()
+            );
+            if tokio::time::timeout_at(deadline, count.changed())
+                .await
+                .is_err()
+            {
+                panic!("timed out waiting for {what}\n{}", self.stderr());
+            }
+        }
+    }
+
+    /// Close the server's stdin: the client is gone.
+    pub fn close_stdin(&mut self) {
+        drop(self.stdin.take());
+    }
+
+    pub fn signal(&self, signal: Signal) {
+        nix::sys::signal::kill(Pid::from_raw(self.pid), signal).expect("signal the server");
+    }
+
+    /// Wait for the server to exit within `limit`; panics otherwise.
+    pub async fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+        match tokio::time::timeout(limit, self.child.wait()).await {
+            Ok(status) => status.expect("wait for the server"),
+            Err(_) => panic!(
+                "the server did not exit within {limit:?}\n{}",
+                self.stderr()
+            ),
+        }
+    }
+
+    /// Whether the server is still running.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+}
+
+fn is_response_to(message: &Value, id: i64) -> bool {
+    message["id"] == id && (message.get("result").is_some() || message.get("error").is_some())
+}
+
+/// The text blocks of a tool result, in order.
+pub fn texts(result: &Value) -> Vec<String> {
+    result["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|block| block["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A tool result's text blocks joined, for `contains` checks.
+pub fn all_text(result: &Value) -> String {
+    texts(result).join("\n")
+}
+
+pub fn is_error(result: &Value) -> bool {
+    result["isError"] == true
+}
