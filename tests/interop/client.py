@@ -1,0 +1,109 @@
+"""The official Python MCP SDK (mcp==2.3.0) against cli-agent-mcp with the fake CLI.
+
+Usage: client.py BINARY FAKE_BIN_DIR TAG MODE   (MODE: legacy or auto)
+
+Lists the tools, calls one and receives its progress, lets a hanging call time out (the SDK
+then sends notifications/cancelled), checks on /proc that the call's processes are gone,
+and calls once more. Exits non-zero with a message on the first failure.
+"""
+
+import os
+import sys
+import time
+
+import anyio
+from mcp import Client, MCPError, StdioServerParameters
+
+# Generous for a loaded 2-core machine.
+DEADLINE_SECONDS = 30
+# Long enough for the hanging call's processes to start, short enough to keep the test quick.
+CANCEL_TIMEOUT_SECONDS = 6
+
+
+def tagged_pids(tag: str) -> list[int]:
+    """Live processes whose environment carries FAKE_CLI_TAG=<tag>."""
+    needle = f"FAKE_CLI_TAG={tag}".encode()
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as environ:
+                if needle in environ.read().split(b"\0"):
+                    pids.append(int(entry))
+        except OSError:
+            continue
+    return pids
+
+
+def check(condition: bool, message: str) -> None:
+    if not condition:
+        raise SystemExit(f"FAIL: {message}")
+
+
+async def wait_until(what: str, condition) -> None:
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not condition():
+        check(time.monotonic() < deadline, f"timed out waiting until {what}")
+        await anyio.sleep(0.05)
+
+
+async def call_with_progress(client: Client) -> None:
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, message))
+
+    result = await client.call_tool(
+        "codex", {"prompt": "stream=2 tool answer=interop_ok"}, progress_callback=on_progress
+    )
+    check(not result.is_error, f"the call failed: {result}")
+    check(result.content[0].text == "interop ok", f"answer: {result.content}")
+    structured = result.structured_content or {}
+    check(structured.get("status") == "completed", f"structured: {structured}")
+    check(bool(progress), "no progress arrived")
+    values = [value for value, _ in progress]
+    check(values == sorted(set(values)), f"progress not rising: {values}")
+    check(all((m or "").startswith("codex: ") for _, m in progress), f"messages: {progress}")
+
+
+async def cancel_by_timeout(client: Client, tag: str) -> None:
+    seen = anyio.Event()
+
+    async def watch() -> None:
+        await wait_until("the hanging call's processes run", lambda: len(tagged_pids(tag)) >= 3)
+        seen.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            await client.call_tool(
+                "claude",
+                {"prompt": f"hang children=1 session-child daemon tag={tag}"},
+                read_timeout_seconds=CANCEL_TIMEOUT_SECONDS,
+            )
+            raise SystemExit("FAIL: the hanging call returned instead of timing out")
+        except MCPError as error:
+            check(error.code == -32001, f"expected a request timeout, got {error.code}: {error}")
+    check(seen.is_set(), "the hanging call's processes never ran")
+    await wait_until("the cancelled call's processes are gone", lambda: not tagged_pids(tag))
+
+
+async def main(binary: str, fake_bin: str, tag: str, mode: str) -> None:
+    env = {f"CAM_{agent.upper()}_BIN": os.path.join(fake_bin, agent)
+           for agent in ("codex", "claude", "gemini", "opencode")}
+    env["CAM_GRACE_SECS"] = "1"
+    server = StdioServerParameters(command=binary, args=["serve"], env=env)
+    async with Client(server, mode=mode, read_timeout_seconds=60) as client:
+        tools = await client.list_tools()
+        names = [tool.name for tool in tools.tools]
+        check(names == ["codex", "claude", "gemini", "opencode"], f"tools: {names}")
+        await call_with_progress(client)
+        await cancel_by_timeout(client, tag)
+        again = await client.call_tool("gemini", {"prompt": "hi"})
+        check(not again.is_error, f"the server stopped serving: {again}")
+    print(f"ok ({mode})")
+
+
+if __name__ == "__main__":
+    anyio.run(main, *sys.argv[1:5])

@@ -1,0 +1,74 @@
+//! Interop with a real MCP client: the official Python SDK (`mcp==2.3.0`, in `.venv`) runs
+//! tests/interop/client.py against the built server, over the `initialize` handshake and over
+//! the 2026-07-28 lifecycle it negotiates in `auto` mode.
+//!
+//! Without `.venv` the test is skipped with the command that sets it up, unless
+//! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
+
+mod common;
+mod mcp;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use common::{assert_none_tagged, unique};
+use tokio::process::Command;
+
+const SETUP: &str = "python3 -m venv .venv && .venv/bin/pip install mcp==2.3.0";
+
+fn venv_python() -> Option<PathBuf> {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join(".venv/bin/python");
+    let has_sdk = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    has_sdk.then_some(python)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_lists_calls_gets_progress_and_cancels_by_timeout() {
+    let Some(python) = venv_python() else {
+        let message = format!("the Python MCP SDK is not installed: run `{SETUP}`");
+        assert!(
+            std::env::var("CAM_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
+            "{message} (CAM_TEST_REQUIRE_ALL=1 forbids skipping)"
+        );
+        eprintln!("skipped: {message}");
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/client.py");
+    let runs: Vec<_> = ["legacy", "auto"]
+        .into_iter()
+        .map(|mode| {
+            let tag = unique(&format!("interop-{mode}"));
+            let mut command = Command::new(&python);
+            command
+                .arg(&script)
+                .arg(mcp::binary())
+                .arg(mcp::fake_bin_dir())
+                .arg(&tag)
+                .arg(mode)
+                .kill_on_drop(true);
+            // Both modes at once: each spends most of its time waiting for its timeout.
+            let output = tokio::spawn(async move { command.output().await });
+            (mode, tag, output)
+        })
+        .collect();
+    for (mode, tag, output) in runs {
+        let output = output
+            .await
+            .expect("the client task")
+            .expect("run the Python client");
+        assert!(
+            output.status.success(),
+            "{mode}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("ok ({mode})")));
+        assert_none_tagged(&tag);
+    }
+}
