@@ -163,7 +163,9 @@ impl Catalogue {
 fn tool(agent: AgentKind) -> Tool {
     let mut tool = Tool::new(agent.name(), description(agent), input_schema(agent));
     tool.title = Some(title(agent).to_owned());
-    tool.output_schema = Some(schema_for_output::<Outcome>());
+    let mut output = schema_for_output::<Outcome>().as_ref().clone();
+    drop_numeric_formats(&mut output);
+    tool.output_schema = Some(Arc::new(output));
     // It runs another agent with the model provider: open world, and it may write files.
     tool.annotations = Some(
         ToolAnnotations::with_title(title(agent))
@@ -186,7 +188,32 @@ fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
             }
         }
     }
+    drop_numeric_formats(&mut schema);
     Arc::new(schema)
+}
+
+/// schemars writes Rust's number types as formats (`uint64`, `int32`, `double`) that JSON
+/// Schema does not define; strict validators in clients (Claude Code's) warn about each one.
+/// The ranges stay in `minimum`.
+fn drop_numeric_formats(schema: &mut JsonObject) {
+    let numeric = |format: &Value| {
+        format.as_str().is_some_and(|f| {
+            f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
+        })
+    };
+    if schema.get("format").is_some_and(numeric) {
+        schema.remove("format");
+    }
+    for value in schema.values_mut() {
+        match value {
+            Value::Object(inner) => drop_numeric_formats(inner),
+            Value::Array(items) => items
+                .iter_mut()
+                .filter_map(Value::as_object_mut)
+                .for_each(drop_numeric_formats),
+            _ => {}
+        }
+    }
 }
 
 fn title(agent: AgentKind) -> &'static str {
@@ -299,6 +326,16 @@ mod tests {
         assert!(properties(AgentKind::Claude).contains(&"append_system_prompt".to_owned()));
         assert!(!properties(AgentKind::Codex).contains(&"append_system_prompt".to_owned()));
         assert!(properties(AgentKind::Gemini).contains(&"session_id".to_owned()));
+    }
+
+    #[test]
+    fn the_schemas_use_only_formats_json_schema_defines() {
+        let tool = tool(AgentKind::Codex);
+        for schema in [Some(tool.input_schema), tool.output_schema] {
+            let text = serde_json::to_string(&schema).expect("json");
+            assert!(!text.contains("\"format\""), "{text}");
+            assert!(text.contains("\"minimum\""), "ranges stay: {text}");
+        }
     }
 
     #[test]
