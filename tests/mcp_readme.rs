@@ -1,0 +1,236 @@
+//! The client snippets of README.md ("Use as an MCP server"), checked. Each one, read from the
+//! README, starts the built server, which must answer `initialize` and list the tools the
+//! snippet's environment asks for. When the real CLIs are installed (scripts/install-clis.sh),
+//! Claude Code must connect to the Claude Code and Claude Desktop snippets, and Codex must read
+//! the Codex one as written; without them this part skips locally and fails in CI.
+
+mod common;
+mod mcp;
+mod real;
+
+use std::path::Path;
+use std::process::Command;
+
+use cli_agent_engine::AgentKind;
+use common::TempDir;
+use mcp::Server;
+use serde_json::{Value, json};
+
+const NAME: &str = "cli-agent-mcp";
+
+/// The fenced block after `<!-- check: <name> -->` in README.md.
+fn snippet(name: &str) -> String {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("read README.md");
+    let marker = format!("<!-- check: {name} -->");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("README.md has no {marker}"))
+        .1;
+    let block = after.split_once("```").expect("a fenced block").1;
+    let body = block.split_once('\n').expect("an info string").1;
+    body.split_once("```")
+        .expect("the block's end")
+        .0
+        .to_owned()
+}
+
+/// How a snippet starts the server.
+#[derive(Debug)]
+struct Launch {
+    command: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+impl Launch {
+    /// `claude mcp add … NAME -e K=V … -- COMMAND ARGS…`
+    fn from_claude_code(line: &str) -> Self {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let split = words.iter().position(|w| *w == "--").expect("a `--`");
+        let env = words[..split]
+            .windows(2)
+            .filter(|pair| pair[0] == "-e")
+            .filter_map(|pair| pair[1].split_once('='))
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        Self {
+            command: words[split + 1].to_owned(),
+            args: words[split + 2..].iter().map(|w| (*w).to_owned()).collect(),
+            env,
+        }
+    }
+
+    /// One entry of `{"command", "args", "env"}`, as in an `mcpServers` map.
+    fn from_entry(entry: &Value) -> Self {
+        let strings = |value: &Value| -> Vec<String> {
+            value
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        };
+        let env = entry["env"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_owned()))
+            .collect();
+        Self {
+            command: entry["command"].as_str().expect("a command").to_owned(),
+            args: strings(&entry["args"]),
+            env,
+        }
+    }
+
+    /// Start the built binary the way the snippet says and list its tools.
+    async fn listed_tools(&self) -> Vec<String> {
+        assert!(
+            self.command == NAME || self.command.ends_with(&format!("/{NAME}")),
+            "the snippet runs {}",
+            self.command
+        );
+        let mut builder = Server::bare();
+        for arg in &self.args {
+            builder = builder.arg(arg);
+        }
+        for (key, value) in &self.env {
+            builder = builder.env(key, value);
+        }
+        let mut server = builder.spawn();
+        server.initialize().await;
+        let id = server.request("tools/list", json!({})).await;
+        let list = server.result(id).await;
+        list["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+            .collect()
+    }
+}
+
+fn mcp_servers_entry(json_text: &str) -> Value {
+    let config: Value = serde_json::from_str(json_text).expect("the snippet is JSON");
+    config["mcpServers"][NAME].clone()
+}
+
+/// The Codex snippet as JSON, read by Python's TOML parser (python3 runs the fake CLI anyway).
+fn codex_toml_as_json(toml: &str) -> Value {
+    let script = "import json, sys, tomllib; print(json.dumps(tomllib.loads(sys.argv[1])))";
+    let output = Command::new("python3")
+        .args(["-c", script, toml])
+        .output()
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).expect("json")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
+    let claude_code = Launch::from_claude_code(&snippet("claude-code"));
+    let desktop = Launch::from_entry(&mcp_servers_entry(&snippet("claude-desktop")));
+    let cursor = Launch::from_entry(&mcp_servers_entry(&snippet("cursor")));
+    let codex = Launch::from_entry(&codex_toml_as_json(&snippet("codex"))["mcp_servers"][NAME]);
+    let cases = [
+        (&claude_code, vec!["codex", "gemini", "opencode"]),
+        (&desktop, vec!["codex", "gemini"]),
+        (&cursor, vec!["codex", "claude", "gemini", "opencode"]),
+        (&codex, vec!["claude", "gemini", "opencode"]),
+    ];
+    for (launch, expected) in cases {
+        assert_eq!(launch.listed_tools().await, expected, "{launch:?}");
+    }
+}
+
+/// A home of its own for a real client, with the built server first on PATH.
+struct ClientHome {
+    dir: TempDir,
+}
+
+impl ClientHome {
+    fn new() -> Self {
+        let dir = TempDir::new("mcp-readme-home");
+        std::fs::create_dir_all(dir.path().join("project")).expect("project dir");
+        Self { dir }
+    }
+
+    fn run(&self, bin: &Path, args: &[&str]) -> String {
+        let built = Path::new(mcp::binary()).parent().expect("target dir");
+        let path = format!(
+            "{}:{}",
+            built.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let output = Command::new(bin)
+            .args(args)
+            .current_dir(self.dir.path().join("project"))
+            .env("HOME", self.dir.path())
+            .env("CODEX_HOME", self.dir.path())
+            .env("PATH", path)
+            .output()
+            .expect("run the client");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "{bin:?} {args:?}: {}\n{stdout}\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+}
+
+fn assert_connected(listing: &str) {
+    let line = listing
+        .lines()
+        .find(|line| line.starts_with(NAME))
+        .unwrap_or_else(|| panic!("{NAME} is not listed:\n{listing}"));
+    assert!(line.contains("Connected"), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
+    let Some(claude) = real::installed(AgentKind::Claude) else {
+        return;
+    };
+    let home = ClientHome::new();
+    let words: Vec<String> = snippet("claude-code")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..3], ["claude", "mcp", "add"], "{words:?}");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    home.run(&claude, &args);
+    assert_connected(&home.run(&claude, &["mcp", "list"]));
+
+    let home = ClientHome::new();
+    let mut entry = mcp_servers_entry(&snippet("claude-desktop"));
+    entry["command"] = json!(mcp::binary());
+    let entry = entry.to_string();
+    home.run(
+        &claude,
+        &["mcp", "add-json", "--scope", "user", NAME, &entry],
+    );
+    assert_connected(&home.run(&claude, &["mcp", "list"]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_reads_the_codex_snippet_as_written() {
+    let Some(codex) = real::installed(AgentKind::Codex) else {
+        return;
+    };
+    let home = ClientHome::new();
+    std::fs::write(home.dir.path().join("config.toml"), snippet("codex")).expect("config");
+    let seen: Value = serde_json::from_str(&home.run(&codex, &["mcp", "get", NAME, "--json"]))
+        .expect("codex mcp get --json");
+    assert_eq!(seen["transport"]["command"], NAME, "{seen}");
+    assert_eq!(seen["transport"]["args"], json!(["serve"]), "{seen}");
+    assert_eq!(seen["transport"]["env"]["CAM_DISABLE"], "codex", "{seen}");
+    assert_eq!(seen["tool_timeout_sec"], 1800.0, "{seen}");
+}
