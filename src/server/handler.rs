@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cli_agent_engine::{AgentEvent, Engine, Outcome, RunRequest, SetupError};
+use cli_agent_engine::{AgentEvent, AgentKind, Engine, Outcome, RunRequest, SetupError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -98,22 +98,10 @@ impl AgentServer {
         // Should this handler ever be dropped unfinished, its run must not live on.
         let _cancel_on_drop = cancel.clone().drop_guard();
         let call = self.calls.register(cancel.clone());
-        let (feed, reporter) = match context.meta.get_progress_token() {
-            Some(token) => {
-                let stop = cancel.child_token();
-                let (feed, reporter) = ProgressReporter::start(
-                    context.peer.clone(),
-                    token,
-                    agent,
-                    self.heartbeat,
-                    stop,
-                );
-                (Some(feed), Some(reporter))
-            }
-            None => (None, None),
-        };
-        let run = run_one(self.engine.clone(), request, cancel.clone(), feed);
-        let mut task = self.runs.spawn(run);
+        let (feed, reporter) = self.progress(&context, agent, &cancel).unzip();
+        let mut task = self
+            .runs
+            .spawn(run_one(self.engine.clone(), request, cancel.clone(), feed));
         let joined = tokio::select! {
             joined = &mut task => joined,
             () = context.ct.cancelled() => {
@@ -134,6 +122,25 @@ impl AgentServer {
                 result::internal_error(agent, &panic)
             }
         }
+    }
+
+    /// Progress reports for a call that asked for them, stopped by the run's cancellation.
+    fn progress(
+        &self,
+        context: &RequestContext<RoleServer>,
+        agent: AgentKind,
+        cancel: &CancellationToken,
+    ) -> Option<(ProgressFeed, ProgressReporter)> {
+        let token = context.meta.get_progress_token()?;
+        let peer = context.peer.clone();
+        let stop = cancel.child_token();
+        Some(ProgressReporter::start(
+            peer,
+            token,
+            agent,
+            self.heartbeat,
+            stop,
+        ))
     }
 }
 
