@@ -128,7 +128,7 @@ impl Dialect for OpencodeDialect {
                     part: TextPart { text },
                 } = fields(line, &kind)?;
                 self.announce(session_id, out);
-                self.unknown_steps = 0;
+                // Not progress: a cut stream still prints the partial text before its step ends.
                 out.push(AgentEvent::Text { text, delta: false });
             }
             "reasoning" => {
@@ -211,8 +211,7 @@ impl OpencodeDialect {
                 self.unknown_steps = self.unknown_steps.saturating_add(1);
                 if self.unknown_steps == CUT_STREAM_STEPS {
                     out.push(AgentEvent::TurnFailed {
-                        message: "the model stream was cut and opencode keeps retrying it"
-                            .to_owned(),
+                        message: cut_stream_message(),
                         http_status: None,
                     });
                 }
@@ -232,6 +231,13 @@ impl OpencodeDialect {
         usage.reasoning_tokens = Some(sum(&[reasoning, tokens.reasoning]));
         usage.cost_usd = Some(usage.cost_usd.unwrap_or(0.0) + cost);
     }
+}
+
+fn cut_stream_message() -> String {
+    format!(
+        "the model stream ended without a finish reason {CUT_STREAM_STEPS} times in a row; \
+         opencode retries a cut stream forever, so the run was stopped"
+    )
 }
 
 /// An `error` event: an abort (opencode's `MessageAbortedError`) or a failure.
@@ -439,17 +445,17 @@ mod tests {
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
-            message: "the model stream was cut and opencode keeps retrying it".to_owned(),
+            message: cut_stream_message(),
             http_status: None,
         };
         assert_eq!(terminal(&events), [&failed]);
     }
 
     #[test]
-    fn progress_between_unknown_steps_resets_the_count() {
+    fn a_finished_tool_between_unknown_steps_resets_the_count() {
         let unknown = r#"{"type":"step_finish","sessionID":"ses_1","part":{"type":"step-finish","reason":"unknown","tokens":{"input":0,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}}"#;
-        let text = r#"{"type":"text","sessionID":"ses_1","part":{"type":"text","text":"partial"}}"#;
-        let stream = [unknown, unknown, text, unknown, unknown].join("\n");
+        let tool = r#"{"type":"tool_use","sessionID":"ses_1","part":{"type":"tool","tool":"bash","callID":"c1","state":{"status":"completed","input":{"command":"ls"},"metadata":{"exit":0}}}}"#;
+        let stream = [unknown, unknown, tool, unknown, unknown].join("\n");
         let (events, issues) = parse(&stream);
         assert_eq!(issues, []);
         assert!(terminal(&events).is_empty());
