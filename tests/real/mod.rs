@@ -143,6 +143,7 @@ impl Sandbox {
         let dir = TempDir::new(&format!("real-{agent}"));
         let root = dir.path().to_path_buf();
         for sub in [
+            "bin",
             "home",
             "tmp",
             "workspace",
@@ -163,7 +164,7 @@ impl Sandbox {
             ("XDG_STATE_HOME".to_owned(), path(&root.join("state"))),
         ];
         env.extend(configure(agent, &root, port, retries));
-        let wrapper = root.join(agent.name());
+        let wrapper = root.join("bin").join(agent.name());
         write_wrapper(&wrapper, real_bin, &tag, &env);
         Self {
             agent,
