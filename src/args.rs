@@ -162,6 +162,7 @@ pub struct DoctorArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
     /// Offer only these tools (comma-separated: codex,claude,gemini,opencode).
     #[arg(long, env = "CAM_ENABLE", value_delimiter = ',', value_name = "AGENTS")]
