@@ -79,6 +79,19 @@ async fn a_2026_client_lists_and_calls_without_initialize() {
         "io.modelcontextprotocol/protocolVersion": mcp::MODERN_VERSION,
         "io.modelcontextprotocol/clientCapabilities": {},
     });
+    let id = server
+        .request("server/discover", json!({"_meta": meta}))
+        .await;
+    let discovered = server.result(id).await;
+    let info = &discovered["_meta"]["io.modelcontextprotocol/serverInfo"];
+    assert_eq!(info["name"], "cli-agent-mcp", "{discovered}");
+    assert_eq!(info["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        discovered["supportedVersions"]
+            .as_array()
+            .is_some_and(|v| v.contains(&json!(mcp::MODERN_VERSION))),
+        "{discovered}"
+    );
     let id = server.request("tools/list", json!({"_meta": meta})).await;
     let tools = server.result(id).await;
     assert_eq!(tools["tools"].as_array().map(Vec::len), Some(4), "{tools}");
