@@ -460,7 +460,7 @@ async fn a_silent_run_still_reports_progress_at_the_heartbeat() {
         .collect();
     assert!(
         beats.len() >= 2,
-        "heartbeats during 3 s of silence: {beats:?}"
+        "heartbeats during 5 s of silence: {beats:?}"
     );
 }
 
@@ -475,7 +475,8 @@ async fn a_cancel_tears_down_only_its_own_call_and_the_server_keeps_serving() {
     let doomed_id = server
         .start_call("codex", json!({"prompt": doomed_prompt}), Some("doomed"))
         .await;
-    let survivor_prompt = format!("stream=4 children=1 answer=survived tag={survivor}");
+    // Long enough to outlive the other call's cancel on a loaded machine.
+    let survivor_prompt = format!("stream=10 children=1 answer=survived tag={survivor}");
     let survivor_id = server
         .start_call("claude", json!({"prompt": survivor_prompt}), None)
         .await;

@@ -6,9 +6,9 @@
 //! notices the client leaving, and [`serve`] bounds the shutdown.
 //!
 //! Shutdown (stdin EOF, SIGTERM, SIGHUP, SIGINT when idle): every run is cancelled at once and
-//! torn down in its own task; the server waits for all of them up to the engine's grace plus a
-//! margin, SIGKILLs whatever is left, gives the answers a moment to reach a client still
-//! reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
+//! torn down in its own task; the server waits for all of them up to the engine's grace plus
+//! 1.2 s, SIGKILLs whatever is left, gives the answers until the grace plus 1.8 s to reach a
+//! client still reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
 
 mod calls;
 mod handler;
@@ -26,6 +26,7 @@ use cli_agent_engine::{Engine, EngineConfig};
 use rmcp::ServiceExt;
 use rmcp::service::{QuitReason, ServerInitializeError};
 use tokio::task::JoinHandle;
+use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -41,11 +42,10 @@ const EXIT_OK: u8 = 0;
 const EXIT_SESSION_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 
-/// Time past the engine's grace for the teardowns to finish (sweep, drain) before the rest is
-/// SIGKILLed.
-const TEARDOWN_MARGIN: Duration = Duration::from_secs(1);
-/// Time for the answers of calls the server stopped to reach the client.
-const FLUSH_LIMIT: Duration = Duration::from_millis(500);
+/// The whole shutdown takes at most the engine's grace plus this: the promise is "plus 2 s".
+const SHUTDOWN_MARGIN: Duration = Duration::from_millis(1800);
+/// The end of the margin, kept for the answers of the stopped calls to reach the client.
+const FLUSH_RESERVE: Duration = Duration::from_millis(600);
 
 #[derive(Debug, thiserror::Error)]
 enum SessionError {
@@ -96,10 +96,11 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             Some(ended)
         }
     };
-    stop_runs(&runs, grace).await;
+    let deadline = Instant::now() + grace + SHUTDOWN_MARGIN;
+    stop_runs(&runs, deadline - FLUSH_RESERVE).await;
     match ended {
         None => {
-            flush(serving, session).await;
+            flush(serving, session, deadline).await;
             EXIT_OK
         }
         Some(ended) => session_exit_code(ended),
@@ -121,13 +122,10 @@ async fn run_session(
     Ok(running.waiting().await?)
 }
 
-/// Wait for every run's teardown, up to the grace plus a margin; then kill what is left.
-async fn stop_runs(runs: &TaskTracker, grace: Duration) {
+/// Wait for every run's teardown until `deadline`; then kill what is left.
+async fn stop_runs(runs: &TaskTracker, deadline: Instant) {
     runs.close();
-    if tokio::time::timeout(grace + TEARDOWN_MARGIN, runs.wait())
-        .await
-        .is_err()
-    {
+    if timeout_at(deadline, runs.wait()).await.is_err() {
         let killed = kill_every_run();
         tracing::warn!(
             runs = runs.len(),
@@ -137,10 +135,14 @@ async fn stop_runs(runs: &TaskTracker, grace: Duration) {
     }
 }
 
-/// Let the answers of the stopped calls out, then end the session.
-async fn flush(serving: JoinHandle<Result<QuitReason, SessionError>>, session: CancellationToken) {
+/// Let the answers of the stopped calls out, then end the session, by `deadline`.
+async fn flush(
+    serving: JoinHandle<Result<QuitReason, SessionError>>,
+    session: CancellationToken,
+    deadline: Instant,
+) {
     session.cancel();
-    if tokio::time::timeout(FLUSH_LIMIT, serving).await.is_err() {
+    if timeout_at(deadline, serving).await.is_err() {
         tracing::debug!("the MCP session was still closing at exit");
     }
 }
