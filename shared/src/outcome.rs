@@ -150,6 +150,7 @@ impl ErrorKind {
         } else if has(&[
             "too many requests",
             "rate limit",
+            "rate_limit",
             "resource_exhausted",
             "quota",
         ]) {
@@ -186,6 +187,9 @@ impl ErrorKind {
             "server_error",
         ]) {
             Self::ServerError
+        } else if has(&["invalid_request_error", "invalid_argument", "bad request"]) {
+            // codex quotes a 400's body without its status; the provider's error type says it.
+            Self::BadRequest
         } else {
             Self::AgentError
         }

@@ -3,6 +3,8 @@
 //! Parsers tolerate unknown event types and unknown fields (every CLI adds them between
 //! versions): those come back as a [`LineIssue`] that the run counts in its warnings.
 
+#[cfg(test)]
+mod captures;
 mod claude;
 mod codex;
 mod gemini;

@@ -1,0 +1,183 @@
+//! The parsers against what the pinned CLI versions really print: the golden captures in
+//! `tests/fixtures/captures/<cli>/<scenario>.jsonl`, made by `scripts/regen-captures.sh` from
+//! the real CLIs run against the mock model server. Every line must be understood, and each
+//! scenario must come out as the engine needs it.
+
+use super::json::{last_usage, parse_all, terminal};
+use crate::event::AgentEvent;
+use crate::outcome::ErrorKind;
+use crate::request::AgentKind;
+
+/// What a scenario must parse into.
+#[derive(Debug)]
+enum Expect {
+    /// A completed turn whose answer contains this text.
+    Completed(&'static str),
+    /// A failed turn that the engine classifies as this kind.
+    Failed(ErrorKind),
+    /// Interrupted by SIGINT: no success and no failure (claude reports an abort).
+    Interrupted,
+}
+
+macro_rules! capture {
+    ($cli:literal, $scenario:literal) => {
+        (
+            $scenario,
+            include_str!(concat!(
+                "../../../tests/fixtures/captures/",
+                $cli,
+                "/",
+                $scenario,
+                ".jsonl"
+            )),
+        )
+    };
+}
+
+macro_rules! captures {
+    ($cli:literal) => {
+        [
+            capture!($cli, "plain"),
+            capture!($cli, "reasoning"),
+            capture!($cli, "tool_call"),
+            capture!($cli, "resume"),
+            capture!($cli, "error_400"),
+            capture!($cli, "error_401"),
+            capture!($cli, "error_429"),
+            capture!($cli, "error_500"),
+            capture!($cli, "stream_cut"),
+            capture!($cli, "connection_refused"),
+            capture!($cli, "cancelled"),
+        ]
+    };
+}
+
+fn expectation(agent: AgentKind, scenario: &str) -> Expect {
+    match scenario {
+        "plain" | "reasoning" => Expect::Completed("hello from fake model"),
+        "tool_call" => Expect::Completed("captured-tool-output"),
+        "resume" => Expect::Completed("second turn"),
+        "error_400" => Expect::Failed(ErrorKind::BadRequest),
+        "error_401" => Expect::Failed(ErrorKind::Authentication),
+        "error_429" => Expect::Failed(ErrorKind::RateLimited),
+        "error_500" => Expect::Failed(ErrorKind::ServerError),
+        // claude repeats a cut request without streaming, and that one succeeds.
+        "stream_cut" if agent == AgentKind::Claude => Expect::Completed("hello from fake model"),
+        "stream_cut" => Expect::Failed(ErrorKind::StreamCut),
+        "connection_refused" => Expect::Failed(ErrorKind::Connection),
+        "cancelled" => Expect::Interrupted,
+        other => panic!("no expectation for scenario {other}"),
+    }
+}
+
+/// The answer as the transcript assembles it: the CLI's final answer, else its text.
+fn answer(events: &[AgentEvent]) -> String {
+    let given = events.iter().find_map(|event| match event {
+        AgentEvent::TurnCompleted { answer } => answer.clone(),
+        _ => None,
+    });
+    given.unwrap_or_else(|| {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+fn check(agent: AgentKind, scenario: &str, stream: &str) {
+    let context = format!("{agent}/{scenario}");
+    assert!(!stream.trim().is_empty(), "{context}: the capture is empty");
+    let (events, issues) = parse_all(&mut *super::for_agent(agent), stream);
+    assert_eq!(issues, [], "{context}: lines the parser did not understand");
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, AgentEvent::SessionStarted { .. })),
+        "{context}: no session id in {events:#?}"
+    );
+    let terminal = terminal(&events);
+    match expectation(agent, scenario) {
+        Expect::Completed(text) => {
+            assert!(
+                matches!(terminal.first(), Some(AgentEvent::TurnCompleted { .. })),
+                "{context}: {terminal:#?}"
+            );
+            assert!(answer(&events).contains(text), "{context}: {events:#?}");
+        }
+        Expect::Failed(kind) => match terminal.first() {
+            Some(AgentEvent::TurnFailed {
+                message,
+                http_status,
+            }) => assert_eq!(
+                ErrorKind::classify(*http_status, message),
+                kind,
+                "{context}: {message:?} (status {http_status:?})"
+            ),
+            other => panic!("{context}: expected a failure, got {other:#?}"),
+        },
+        Expect::Interrupted => assert!(
+            terminal
+                .iter()
+                .all(|event| matches!(event, AgentEvent::TurnAborted { .. })),
+            "{context}: {terminal:#?}"
+        ),
+    }
+    check_details(agent, scenario, &events, &context);
+}
+
+/// What particular scenarios must also carry: usage, reasoning, the tool call.
+fn check_details(agent: AgentKind, scenario: &str, events: &[AgentEvent], context: &str) {
+    match scenario {
+        "plain" => {
+            let usage = last_usage(events).unwrap_or_else(|| panic!("{context}: no usage"));
+            assert!(usage.input_tokens >= 100, "{context}: {usage:?}");
+            assert!(usage.output_tokens >= 7, "{context}: {usage:?}");
+        }
+        // gemini's stream-json drops thought parts.
+        "reasoning" if agent != AgentKind::Gemini => assert!(
+            events.iter().any(|event| matches!(
+                event,
+                AgentEvent::Reasoning { text } if text.contains("about the answer")
+            )),
+            "{context}: no reasoning in {events:#?}"
+        ),
+        "tool_call" => {
+            assert!(
+                events
+                    .iter()
+                    .any(|event| matches!(event, AgentEvent::ToolFinished { success: true, .. })),
+                "{context}: no finished tool in {events:#?}"
+            );
+        }
+        _ => {}
+    }
+}
+
+fn check_all(agent: AgentKind, captures: &[(&str, &str)]) {
+    for (scenario, stream) in captures {
+        check(agent, scenario, stream);
+    }
+}
+
+#[test]
+fn codex_captures_parse_into_the_expected_outcomes() {
+    check_all(AgentKind::Codex, &captures!("codex"));
+}
+
+#[test]
+fn claude_captures_parse_into_the_expected_outcomes() {
+    check_all(AgentKind::Claude, &captures!("claude"));
+}
+
+#[test]
+fn gemini_captures_parse_into_the_expected_outcomes() {
+    check_all(AgentKind::Gemini, &captures!("gemini"));
+}
+
+#[test]
+fn opencode_captures_parse_into_the_expected_outcomes() {
+    check_all(AgentKind::Opencode, &captures!("opencode"));
+}
