@@ -1,0 +1,101 @@
+//! The MCP server with the four real CLIs against the mock model server: for each CLI a plain
+//! call, a resume of its session, and a cancelled call whose whole tree goes while the server
+//! keeps serving. A CLI that is not installed skips locally and fails in CI (see tests/real).
+
+mod common;
+mod mcp;
+mod real;
+
+use cli_agent_engine::AgentKind;
+use common::wait_until;
+use mcp::{Server, is_error, texts};
+use real::{MockModel, Retries, Sandbox};
+use serde_json::{Value, json};
+
+fn structured(result: &Value) -> &Value {
+    &result["structuredContent"]
+}
+
+fn assert_completed(result: &Value) {
+    assert!(!is_error(result), "{result:#}");
+    assert_eq!(structured(result)["status"], "completed", "{result:#}");
+}
+
+async fn plain_call_resume_and_cancel(agent: AgentKind) {
+    let Some(bin) = real::installed(agent) else {
+        return;
+    };
+    let mock = MockModel::start();
+    let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
+    let mut server = Server::builder()
+        .env(agent.bin_env_var(), &sandbox.wrapper)
+        .cwd(&sandbox.workspace)
+        .spawn();
+    server.initialize().await;
+    let tool = agent.name();
+
+    let first = server
+        .call(tool, json!({"prompt": "ANSWER: first-through-mcp"}))
+        .await;
+    assert_completed(&first);
+    assert_eq!(texts(&first)[0].trim(), "first-through-mcp", "{first:#}");
+    let session = structured(&first)["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+
+    let second = server
+        .call(
+            tool,
+            json!({"prompt": "ANSWER: second-through-mcp", "session_id": session}),
+        )
+        .await;
+    assert_completed(&second);
+    assert_eq!(structured(&second)["session_id"], session.as_str());
+    assert!(
+        mock.requests_with(agent, "second-through-mcp")
+            .iter()
+            .any(|request| request["history"].to_string().contains("first-through-mcp")),
+        "the resumed call did not carry the first turn: {:#?}",
+        mock.requests()
+    );
+
+    let prompt = "SLOW: 300";
+    let id = server
+        .start_call(tool, json!({"prompt": prompt}), None)
+        .await;
+    wait_until("the slow stream has begun", || {
+        !mock.requests_with(agent, prompt).is_empty()
+    })
+    .await;
+    wait_until("the CLI runs", || !sandbox.survivors().is_empty()).await;
+    server.cancel(id, "the test cancels it").await;
+    wait_until("the cancelled call's tree is gone", || {
+        sandbox.survivors().is_empty()
+    })
+    .await;
+    server.ping().await;
+    assert!(server.is_running(), "{}", server.stderr());
+    let after = server.call(tool, json!({"prompt": "say hello"})).await;
+    assert_completed(&after);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_through_the_server() {
+    plain_call_resume_and_cancel(AgentKind::Codex).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_through_the_server() {
+    plain_call_resume_and_cancel(AgentKind::Claude).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gemini_through_the_server() {
+    plain_call_resume_and_cancel(AgentKind::Gemini).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opencode_through_the_server() {
+    plain_call_resume_and_cancel(AgentKind::Opencode).await;
+}
