@@ -419,8 +419,6 @@ mod tests {
     };
     use super::*;
 
-    const SESSION: &str = "f68333cb-ee4e-4251-9094-defd226da545";
-
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut ClaudeDialect::default(), stream)
     }
@@ -428,12 +426,12 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/plain.jsonl"
+            "../../../tests/fixtures/captures/claude/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
             AgentEvent::SessionStarted {
-                session_id: SESSION.to_owned(),
+                session_id: "7219e74a-443c-455f-8a76-15e2897926f4".to_owned(),
                 model: Some("claude-opus-4-8[1m]".to_owned()),
             },
             AgentEvent::Text {
@@ -445,7 +443,8 @@ mod tests {
                 cached_input_tokens: 20,
                 output_tokens: 7,
                 reasoning_tokens: None,
-                cost_usd: Some(0.000685),
+                // claude adds the cost up in floating point.
+                cost_usd: Some(0.0006850000000000001),
             }),
             AgentEvent::TurnCompleted {
                 answer: Some("hello from fake model".to_owned()),
@@ -457,13 +456,13 @@ mod tests {
     #[test]
     fn thinking_block_is_reasoning() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/reasoning.jsonl"
+            "../../../tests/fixtures/captures/claude/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
             events[1],
             AgentEvent::Reasoning {
-                text: "Thinking about the answer".to_owned()
+                text: "**Thinking** about the answer".to_owned()
             }
         );
         assert_eq!(
@@ -478,22 +477,38 @@ mod tests {
     #[test]
     fn tool_result_finishes_the_tool_its_id_names() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/tool.jsonl"
+            "../../../tests/fixtures/captures/claude/tool_call.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
             AgentEvent::ToolStarted {
-                id: Some("toolu_2b26e1".to_owned()),
+                id: Some("toolu_4".to_owned()),
                 name: "Bash".to_owned(),
-                command: Some("echo hi".to_owned()),
+                command: Some("echo captured-tool-output".to_owned()),
             },
             AgentEvent::ToolFinished {
-                id: Some("toolu_2b26e1".to_owned()),
+                id: Some("toolu_4".to_owned()),
                 name: "Bash".to_owned(),
-                command: Some("echo hi".to_owned()),
+                command: Some("echo captured-tool-output".to_owned()),
                 exit_code: None,
                 success: true,
             },
+        ];
+        assert_eq!(events[1..3], expected);
+        // Both requests of the turn, the cached tokens included.
+        assert_eq!(
+            last_usage(&events).map(|usage| usage.input_tokens),
+            Some(240)
+        );
+    }
+
+    #[test]
+    fn error_tool_result_finishes_the_tool_as_failed() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/claude/failed-tool.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let expected = [
             AgentEvent::ToolStarted {
                 id: Some("toolu_5c0d17".to_owned()),
                 name: "Read".to_owned(),
@@ -507,11 +522,12 @@ mod tests {
                 success: false,
             },
         ];
-        assert_eq!(events[1..5], expected);
-        assert_eq!(
-            last_usage(&events).map(|usage| usage.input_tokens),
-            Some(200)
-        );
+        assert_eq!(events[1..3], expected);
+        // A failed tool does not fail the turn.
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnCompleted { .. }]
+        ));
     }
 
     #[test]
@@ -530,7 +546,7 @@ mod tests {
     #[test]
     fn synthetic_api_error_is_not_an_answer() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/api-error.jsonl"
+            "../../../tests/fixtures/captures/claude/error_429.jsonl"
         ));
         assert_eq!(issues, []);
         assert!(
@@ -540,11 +556,11 @@ mod tests {
         );
         let notice = AgentEvent::Notice {
             level: NoticeLevel::Error,
-            message: "API Error: Request rejected (429) · rate limit exceeded".to_owned(),
+            message: "API Error: Request rejected (429) · scripted failure 429".to_owned(),
         };
         assert!(events.contains(&notice));
         let failed = AgentEvent::TurnFailed {
-            message: "API Error: Request rejected (429) · rate limit exceeded".to_owned(),
+            message: "API Error: Request rejected (429) · scripted failure 429".to_owned(),
             http_status: Some(429),
         };
         assert_eq!(terminal(&events), [&failed]);
@@ -581,10 +597,21 @@ mod tests {
         assert_eq!(terminal(&events), [&failed]);
     }
 
+    /// The texts among `events`, in order.
+    fn texts(events: &[AgentEvent]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|event| match event {
+                AgentEvent::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
     #[test]
     fn interrupted_run_is_aborted_with_claudes_reason() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/cancelled.jsonl"
+            "../../../tests/fixtures/captures/claude/cancelled.jsonl"
         ));
         assert_eq!(issues, []);
         let aborted = AgentEvent::TurnAborted {
@@ -592,18 +619,30 @@ mod tests {
                 .to_owned(),
         };
         assert_eq!(terminal(&events), [&aborted]);
-        // The interrupt's own text block is no answer.
-        assert!(
-            !events
-                .iter()
-                .any(|event| matches!(event, AgentEvent::Text { .. }))
-        );
-        // The killed tool still finishes, as failed.
-        assert!(
-            events
-                .iter()
-                .any(|event| matches!(event, AgentEvent::ToolFinished { success: false, .. }))
-        );
+        // What the model said before the interrupt is text; the interrupt's own text block
+        // is no answer.
+        assert_eq!(texts(&events), ["tick 0 "]);
+    }
+
+    #[test]
+    fn interrupted_tool_finishes_as_failed() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let killed = AgentEvent::ToolFinished {
+            id: Some("toolu_e4a3f0".to_owned()),
+            name: "Bash".to_owned(),
+            command: Some("sleep 600".to_owned()),
+            exit_code: None,
+            success: false,
+        };
+        assert!(events.contains(&killed), "{events:#?}");
+        assert!(texts(&events).is_empty());
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnAborted { .. }]
+        ));
     }
 
     #[test]
@@ -645,6 +684,29 @@ mod tests {
             terminal(&events),
             [&AgentEvent::TurnCompleted {
                 answer: Some("recovered answer".to_owned())
+            }]
+        );
+    }
+
+    #[test]
+    fn retried_cut_stream_completes_with_its_usage_from_model_usage() {
+        // claude repeats a cut request without streaming; that result reports zero usage.
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/captures/claude/stream_cut.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let expected = Usage {
+            input_tokens: 120,
+            cached_input_tokens: 20,
+            output_tokens: 7,
+            reasoning_tokens: None,
+            cost_usd: Some(0.0006850000000000001),
+        };
+        assert_eq!(last_usage(&events), Some(expected));
+        assert_eq!(
+            terminal(&events),
+            [&AgentEvent::TurnCompleted {
+                answer: Some("hello from fake model".to_owned())
             }]
         );
     }
@@ -712,12 +774,20 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/streams/claude/plain.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/api-error.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/plain.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/reasoning.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/tool_call.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/resume.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/error_400.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/error_401.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/error_429.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/error_500.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/stream_cut.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/connection_refused.jsonl"),
+            include_str!("../../../tests/fixtures/captures/claude/cancelled.jsonl"),
+            include_str!("../../../tests/fixtures/streams/claude/failed-tool.jsonl"),
+            include_str!("../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"),
             include_str!("../../../tests/fixtures/streams/claude/retry.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/cancelled.jsonl"),
             include_str!("../../../tests/fixtures/streams/claude/usage-quirk.jsonl"),
             include_str!("../../../tests/fixtures/streams/claude/progress.jsonl"),
             include_str!("../../../tests/fixtures/streams/claude/unknown-events.jsonl"),

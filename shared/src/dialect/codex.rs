@@ -339,7 +339,7 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/plain.jsonl"
+            "../../../tests/fixtures/captures/codex/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let usage = Usage {
@@ -350,7 +350,7 @@ mod tests {
             cost_usd: None,
         };
         let expected = [
-            session(THREAD),
+            session("01a1ffd6-4307-78b2-b306-5ad299b056d5"),
             text("hello from fake model"),
             AgentEvent::Usage(usage),
             AgentEvent::TurnCompleted { answer: None },
@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn reasoning_item_is_reasoning_not_text() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/reasoning.jsonl"
+            "../../../tests/fixtures/captures/codex/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
@@ -373,13 +373,9 @@ mod tests {
         assert_eq!(events[2], text("hello from fake model"));
     }
 
-    #[test]
-    fn commands_start_and_finish_with_their_exit_code() {
-        let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/tool.jsonl"
-        ));
-        assert_eq!(issues, []);
-        let tools: Vec<&AgentEvent> = events
+    /// The tool calls among `events`, in order.
+    fn tool_events(events: &[AgentEvent]) -> Vec<&AgentEvent> {
+        events
             .iter()
             .filter(|event| {
                 matches!(
@@ -387,9 +383,16 @@ mod tests {
                     AgentEvent::ToolStarted { .. } | AgentEvent::ToolFinished { .. }
                 )
             })
-            .collect();
-        let echo = "/bin/bash -lc 'echo hi'";
-        let touch = "/bin/bash -lc 'touch x'";
+            .collect()
+    }
+
+    #[test]
+    fn command_starts_and_finishes_with_its_exit_code() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/captures/codex/tool_call.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let echo = "/bin/bash -lc 'echo captured-tool-output'";
         let expected = [
             &AgentEvent::ToolStarted {
                 id: Some("item_0".into()),
@@ -403,20 +406,38 @@ mod tests {
                 exit_code: Some(0),
                 success: true,
             },
+        ];
+        assert_eq!(tool_events(&events), expected);
+        assert!(events.contains(&text("tool said: captured-tool-output")));
+        assert_eq!(
+            events.last(),
+            Some(&AgentEvent::TurnCompleted { answer: None })
+        );
+    }
+
+    #[test]
+    fn failed_command_finishes_unsuccessfully_with_its_exit_code() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/codex/failed-command.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let touch = "/bin/bash -lc 'touch x'";
+        let expected = [
             &AgentEvent::ToolStarted {
-                id: Some("item_1".into()),
+                id: Some("item_0".into()),
                 name: "shell".into(),
                 command: Some(touch.into()),
             },
             &AgentEvent::ToolFinished {
-                id: Some("item_1".into()),
+                id: Some("item_0".into()),
                 name: "shell".into(),
                 command: Some(touch.into()),
                 exit_code: Some(1),
                 success: false,
             },
         ];
-        assert_eq!(tools, expected);
+        assert_eq!(tool_events(&events), expected);
+        // A failed command does not fail the turn.
         assert_eq!(
             events.last(),
             Some(&AgentEvent::TurnCompleted { answer: None })
@@ -426,7 +447,7 @@ mod tests {
     #[test]
     fn reconnecting_error_is_a_retry_notice_not_a_failure() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/failure.jsonl"
+            "../../../tests/fixtures/streams/codex/reconnecting.jsonl"
         ));
         assert_eq!(issues, []);
         let retry = "Reconnecting... 1/5 (Connection failed: error sending request)";
@@ -452,6 +473,28 @@ mod tests {
     }
 
     #[test]
+    fn api_error_is_an_error_notice_then_the_failure() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/captures/codex/error_401.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let message = "unexpected status 401 Unauthorized: scripted failure 401, url: http://127.0.0.1:39201/v1/responses";
+        let expected = [
+            session("01a1ffd6-6159-77f2-a902-559a9a340524"),
+            AgentEvent::Notice {
+                level: NoticeLevel::Error,
+                message: message.to_owned(),
+            },
+            // codex gives the status only inside its message.
+            AgentEvent::TurnFailed {
+                message: message.to_owned(),
+                http_status: None,
+            },
+        ];
+        assert_eq!(events, expected);
+    }
+
+    #[test]
     fn error_item_is_a_warning() {
         let (events, issues) = parse(include_str!(
             "../../../tests/fixtures/streams/codex/error-item.jsonl"
@@ -469,14 +512,12 @@ mod tests {
     #[test]
     fn interrupted_run_has_no_terminal_event() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/cancelled.jsonl"
+            "../../../tests/fixtures/captures/codex/cancelled.jsonl"
         ));
         assert_eq!(issues, []);
+        // SIGINT ends codex with nothing after `turn.started`.
+        assert_eq!(events, [session("01a1ffd6-75cd-7741-9f3e-d5076915c8d2")]);
         assert!(events.iter().all(|event| !event.is_terminal()));
-        assert!(matches!(
-            events.last(),
-            Some(AgentEvent::ToolStarted { .. })
-        ));
     }
 
     #[test]
@@ -585,12 +626,20 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/streams/codex/plain.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/failure.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/plain.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/reasoning.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/tool_call.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/resume.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/error_400.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/error_401.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/error_429.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/error_500.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/stream_cut.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/connection_refused.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/cancelled.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/failed-command.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/reconnecting.jsonl"),
             include_str!("../../../tests/fixtures/streams/codex/error-item.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/cancelled.jsonl"),
             include_str!("../../../tests/fixtures/streams/codex/other-items.jsonl"),
             include_str!("../../../tests/fixtures/streams/codex/unknown-events.jsonl"),
         ];

@@ -265,8 +265,6 @@ mod tests {
     };
     use super::*;
 
-    const SESSION: &str = "ses_e0121bb84ffe4moUdW42Kvpasb";
-
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut OpencodeDialect::default(), stream)
     }
@@ -274,12 +272,12 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/plain.jsonl"
+            "../../../tests/fixtures/captures/opencode/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
             AgentEvent::SessionStarted {
-                session_id: SESSION.to_owned(),
+                session_id: "ses_e0029b311ffe7nV66xDJTVWK0d".to_owned(),
                 model: None,
             },
             AgentEvent::Text {
@@ -301,24 +299,20 @@ mod tests {
     #[test]
     fn reasoning_part_is_reasoning() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/reasoning.jsonl"
+            "../../../tests/fixtures/captures/opencode/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
             events[1],
             AgentEvent::Reasoning {
-                text: "Thinking about the answer".to_owned()
+                text: "**Thinking** about the answer".to_owned()
             }
         );
     }
 
-    #[test]
-    fn finished_tool_is_started_and_judged_by_its_exit_code() {
-        let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/tool.jsonl"
-        ));
-        assert_eq!(issues, []);
-        let tools: Vec<&AgentEvent> = events
+    /// The tool calls among `events`, in order.
+    fn tool_events(events: &[AgentEvent]) -> Vec<&AgentEvent> {
+        events
             .iter()
             .filter(|event| {
                 matches!(
@@ -326,28 +320,68 @@ mod tests {
                     AgentEvent::ToolStarted { .. } | AgentEvent::ToolFinished { .. }
                 )
             })
-            .collect();
-        let finished = |id: &str, command: &str, exit_code, success| AgentEvent::ToolFinished {
+            .collect()
+    }
+
+    fn bash_started(id: &str, command: &str) -> AgentEvent {
+        AgentEvent::ToolStarted {
+            id: Some(id.to_owned()),
+            name: "bash".to_owned(),
+            command: Some(command.to_owned()),
+        }
+    }
+
+    fn bash_finished(id: &str, command: &str, exit_code: Option<i64>, success: bool) -> AgentEvent {
+        AgentEvent::ToolFinished {
             id: Some(id.to_owned()),
             name: "bash".to_owned(),
             command: Some(command.to_owned()),
             exit_code,
             success,
-        };
-        let started = |id: &str, command: &str| AgentEvent::ToolStarted {
-            id: Some(id.to_owned()),
-            name: "bash".to_owned(),
-            command: Some(command.to_owned()),
-        };
+        }
+    }
+
+    #[test]
+    fn finished_tool_is_started_and_judged_by_its_exit_code() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/captures/opencode/tool_call.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let command = "echo captured-tool-output";
         let expected = [
-            started("call_274a426d052e", "echo hi"),
-            finished("call_274a426d052e", "echo hi", Some(0), true),
-            started("call_3b91c0", "if then"),
-            finished("call_3b91c0", "if then", Some(2), false),
-            started("call_a492f7", "touch x"),
-            finished("call_a492f7", "touch x", None, false),
+            bash_started("call_7", command),
+            bash_finished("call_7", command, Some(0), true),
         ];
-        assert_eq!(tools, expected.iter().collect::<Vec<_>>());
+        assert_eq!(tool_events(&events), expected.iter().collect::<Vec<_>>());
+        assert_eq!(
+            terminal(&events),
+            [&AgentEvent::TurnCompleted { answer: None }]
+        );
+        // Two steps, the tool call's and the answer's.
+        let usage = Usage {
+            input_tokens: 200,
+            cached_input_tokens: 40,
+            output_tokens: 14,
+            reasoning_tokens: Some(6),
+            cost_usd: Some(0.0),
+        };
+        assert_eq!(last_usage(&events), Some(usage));
+    }
+
+    #[test]
+    fn nonzero_exit_or_error_status_finishes_the_tool_as_failed() {
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let expected = [
+            bash_started("call_3b91c0", "if then"),
+            bash_finished("call_3b91c0", "if then", Some(2), false),
+            bash_started("call_a492f7", "touch x"),
+            bash_finished("call_a492f7", "touch x", None, false),
+        ];
+        assert_eq!(tool_events(&events), expected.iter().collect::<Vec<_>>());
+        // Failed tools do not fail the turn.
         assert_eq!(
             terminal(&events),
             [&AgentEvent::TurnCompleted { answer: None }]
@@ -357,7 +391,7 @@ mod tests {
     #[test]
     fn usage_sums_every_step_finish() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/tool.jsonl"
+            "../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = Usage {
@@ -373,14 +407,14 @@ mod tests {
     #[test]
     fn session_is_announced_once() {
         let (events, _) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/tool.jsonl"
+            "../../../tests/fixtures/captures/opencode/tool_call.jsonl"
         ));
         let sessions = events
             .iter()
             .filter(|event| matches!(event, AgentEvent::SessionStarted { .. }));
         assert_eq!(sessions.count(), 1);
         assert!(
-            matches!(&events[0], AgentEvent::SessionStarted { session_id, .. } if session_id == SESSION)
+            matches!(&events[0], AgentEvent::SessionStarted { session_id, .. } if session_id == "ses_e00297c11ffeE4su8ZXMemv68E")
         );
     }
 
@@ -397,11 +431,11 @@ mod tests {
     #[test]
     fn api_error_fails_with_its_status_code() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/api-error.jsonl"
+            "../../../tests/fixtures/captures/opencode/error_400.jsonl"
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
-            message: "Invalid model: fake-model".to_owned(),
+            message: "scripted failure 400".to_owned(),
             http_status: Some(400),
         };
         assert_eq!(terminal(&events), [&failed]);
@@ -409,11 +443,17 @@ mod tests {
 
     #[test]
     fn connection_error_fails_without_a_status() {
-        let line = r#"{"type":"error","timestamp":1795277344999,"sessionID":"ses_1","error":{"name":"APIError","data":{"message":"Cannot connect to API: Unable to connect. Is the computer able to access the url?","isRetryable":true}}}"#;
-        let (events, _) = parse(line);
-        assert!(
-            matches!(&events[1], AgentEvent::TurnFailed { http_status: None, message } if message.starts_with("Cannot connect"))
-        );
+        let (events, issues) = parse(include_str!(
+            "../../../tests/fixtures/captures/opencode/connection_refused.jsonl"
+        ));
+        assert_eq!(issues, []);
+        let failed = AgentEvent::TurnFailed {
+            message:
+                "Cannot connect to API: Unable to connect. Is the computer able to access the url?"
+                    .to_owned(),
+            http_status: None,
+        };
+        assert_eq!(terminal(&events), [&failed]);
     }
 
     #[test]
@@ -441,7 +481,7 @@ mod tests {
     #[test]
     fn cut_stream_loop_fails_after_three_unknown_steps() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/stream-cut.jsonl"
+            "../../../tests/fixtures/captures/opencode/stream_cut.jsonl"
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
@@ -503,11 +543,18 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/streams/opencode/plain.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/api-error.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/stream-cut.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/plain.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/reasoning.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/tool_call.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/resume.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/error_400.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/error_401.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/error_429.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/error_500.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/stream_cut.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/connection_refused.jsonl"),
+            include_str!("../../../tests/fixtures/captures/opencode/cancelled.jsonl"),
+            include_str!("../../../tests/fixtures/streams/opencode/failed-tools.jsonl"),
             include_str!("../../../tests/fixtures/streams/opencode/unknown-events.jsonl"),
         ];
         for fixture in fixtures {
