@@ -1,7 +1,7 @@
 //! Benchmarks of the engine, printed as a table: `cargo bench -p cli-agent-engine --bench engine`.
 //!
-//! 1. Event parsing: each dialect's parser over ~64 MiB of the sample streams in
-//!    `tests/fixtures/streams/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
+//! 1. Event parsing: each dialect's parser over ~64 MiB of the real CLIs' golden captures in
+//!    `tests/fixtures/captures/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
 //!    MB/s and events/s, best of 3 passes.
 //! 2. Spawn to first event: `Engine::run` of the fake CLI (`tests/fixtures/bin/<cli>`), from
 //!    just before the call to the first event the observer sees; p50 and p95 of 20 runs. The fake
@@ -30,8 +30,8 @@ const STREAM_BYTES: usize = 64 * 1024 * 1024;
 const BIG_MESSAGE_BYTES: usize = 1024 * 1024;
 const PARSE_PASSES: usize = 3;
 const RUNS: usize = 20;
-/// The sample streams repeated for the realistic mix, where the dialect has them.
-const MIX: [&str; 3] = ["plain", "tool", "reasoning"];
+/// The captures repeated for the realistic mix.
+const MIX: [&str; 3] = ["plain", "tool_call", "reasoning"];
 /// One line of answer text, JSON-escaped, repeated to fill a big agent message.
 const FILLER: &str =
     r#"Here is the change to \"src/lib.rs\":\n\tfn main() { println!(\"hi\"); }\n"#;
@@ -42,7 +42,7 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("cli-agent-engine benchmarks ({cores} cores)");
 
-    report_parse_throughput(&fixtures.join("streams"));
+    report_parse_throughput(&fixtures.join("captures"));
 
     let workspace = Workspace::create();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -64,7 +64,7 @@ struct ParseCase {
     stream: String,
 }
 
-fn report_parse_throughput(streams: &Path) {
+fn report_parse_throughput(captures: &Path) {
     println!();
     println!(
         "1. Event parsing: dialect::for_agent + parse_line over a stream in memory, best of {PARSE_PASSES} passes"
@@ -75,8 +75,8 @@ fn report_parse_throughput(streams: &Path) {
     );
     for agent in AgentKind::ALL {
         for case in [
-            mixed_stream(agent, streams),
-            big_message_stream(agent, streams),
+            mixed_stream(agent, captures),
+            big_message_stream(agent, captures),
         ] {
             let (elapsed, events) = best_parse_pass(&case);
             let seconds = elapsed.as_secs_f64();
@@ -102,29 +102,21 @@ fn events_per_second(rate: f64) -> String {
     }
 }
 
-/// The dialect's plain, tool and reasoning samples, one after the other, repeated.
-fn mixed_stream(agent: AgentKind, streams: &Path) -> ParseCase {
-    let dir = streams.join(agent.name());
-    let names: Vec<&str> = MIX
-        .into_iter()
-        .filter(|name| dir.join(format!("{name}.jsonl")).is_file())
-        .collect();
-    let unit: String = names.iter().map(|name| sample(&dir, name)).collect();
+/// The dialect's plain, tool and reasoning captures, one after the other, repeated.
+fn mixed_stream(agent: AgentKind, captures: &Path) -> ParseCase {
+    let dir = captures.join(agent.name());
+    let unit: String = MIX.iter().map(|name| sample(&dir, name)).collect();
     ParseCase {
         agent,
-        label: names.join("+"),
+        label: MIX.join("+"),
         stream: repeat_to(&unit, STREAM_BYTES),
     }
 }
 
-/// The plain sample with its answer text grown to 1 MiB (claude carries it twice), repeated.
-fn big_message_stream(agent: AgentKind, streams: &Path) -> ParseCase {
-    let plain = sample(&streams.join(agent.name()), "plain");
-    // gemini streams its answer as deltas: the second one becomes the big one.
-    let answer = match agent {
-        AgentKind::Gemini => "from fake model",
-        _ => "hello from fake model",
-    };
+/// The plain capture with its answer text grown to 1 MiB (claude carries it twice), repeated.
+fn big_message_stream(agent: AgentKind, captures: &Path) -> ParseCase {
+    let plain = sample(&captures.join(agent.name()), "plain");
+    let answer = "hello from fake model";
     assert!(
         plain.contains(answer),
         "{agent}'s plain sample lost its answer"
