@@ -100,14 +100,7 @@ impl Launch {
         }
         let mut server = builder.spawn();
         server.initialize().await;
-        let id = server.request("tools/list", json!({})).await;
-        let list = server.result(id).await;
-        list["tools"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
-            .collect()
+        server.tool_names().await
     }
 }
 

@@ -160,17 +160,6 @@ async fn lists_one_tool_per_cli_with_input_and_output_schemas() {
     }
 }
 
-async fn listed_tools(server: &mut Server) -> Vec<String> {
-    let id = server.request("tools/list", json!({})).await;
-    let list = server.result(id).await;
-    list["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn enable_and_disable_choose_the_tools() {
     let mut server = Server::builder()
@@ -178,7 +167,7 @@ async fn enable_and_disable_choose_the_tools() {
         .arg("claude,codex")
         .spawn();
     server.initialize().await;
-    assert_eq!(listed_tools(&mut server).await, ["codex", "claude"]);
+    assert_eq!(server.tool_names().await, ["codex", "claude"]);
     let id = server
         .start_call("gemini", json!({"prompt": "hi"}), None)
         .await;
@@ -190,10 +179,7 @@ async fn enable_and_disable_choose_the_tools() {
 
     let mut server = Server::builder().env("CAM_DISABLE", "gemini").spawn();
     server.initialize().await;
-    assert_eq!(
-        listed_tools(&mut server).await,
-        ["codex", "claude", "opencode"]
-    );
+    assert_eq!(server.tool_names().await, ["codex", "claude", "opencode"]);
 
     let mut server = Server::builder()
         .env("CAM_ENABLE", "opencode")

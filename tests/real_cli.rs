@@ -8,7 +8,7 @@ mod real;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, ErrorKind, Outcome, Permission, Status};
+use cli_agent_engine::{AgentKind, ErrorKind, Outcome, Permission, RunRequest, Status};
 use common::wait_until;
 use real::{MockModel, Retries, Sandbox, closed_port, run};
 use serde_json::Value;
@@ -128,46 +128,14 @@ async fn reasoning_is_extracted(agent: AgentKind) {
     }
 }
 
-async fn slow_stream_cancelled_midway_leaves_nothing(agent: AgentKind) {
-    let Some((mock, sandbox)) = setup(agent) else {
-        return;
-    };
+/// Start `request` in the background, cancel it once `ready` holds, and return its outcome.
+async fn cancel_when(
+    sandbox: &Sandbox,
+    request: RunRequest,
+    what: &str,
+    ready: impl FnMut() -> bool,
+) -> Outcome {
     let cancel = CancellationToken::new();
-    let prompt = "SLOW: 120";
-    let handle = tokio::spawn({
-        let request = sandbox.request(prompt);
-        let cancel = cancel.clone();
-        let sandbox_engine = sandbox.engine();
-        async move {
-            common::become_subreaper();
-            sandbox_engine
-                .run(request, cancel, &mut |_: &_| {})
-                .await
-                .expect("the run starts")
-        }
-    });
-    wait_until("the slow stream has begun", || {
-        mock.requests_with(agent, prompt)
-            .iter()
-            .any(|request| request["scenario"].to_string().contains("slow"))
-    })
-    .await;
-    cancel.cancel();
-    let outcome = tokio::time::timeout(real::RUN_DEADLINE, handle)
-        .await
-        .expect("the cancelled run ends")
-        .expect("the run task");
-    assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
-}
-
-async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
-    let Some((_mock, sandbox)) = setup(agent) else {
-        return;
-    };
-    let cancel = CancellationToken::new();
-    let mut request = sandbox.request("RUN_SHELL: sleep 477");
-    request.permission = shell_permission(agent);
     let engine = sandbox.engine();
     let handle = tokio::spawn({
         let cancel = cancel.clone();
@@ -179,18 +147,47 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
                 .expect("the run starts")
         }
     });
-    wait_until("the tool's `sleep 477` runs", || {
+    wait_until(what, ready).await;
+    cancel.cancel();
+    tokio::time::timeout(real::RUN_DEADLINE, handle)
+        .await
+        .expect("the cancelled run ends")
+        .expect("the run task")
+}
+
+async fn slow_stream_cancelled_midway_leaves_nothing(agent: AgentKind) {
+    let Some((mock, sandbox)) = setup(agent) else {
+        return;
+    };
+    let prompt = "SLOW: 120";
+    let outcome = cancel_when(
+        &sandbox,
+        sandbox.request(prompt),
+        "the slow stream begins",
+        || {
+            mock.requests_with(agent, prompt)
+                .iter()
+                .any(|request| request["scenario"].to_string().contains("slow"))
+        },
+    )
+    .await;
+    assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");
+    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+}
+
+async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
+    let Some((_mock, sandbox)) = setup(agent) else {
+        return;
+    };
+    let mut request = sandbox.request("RUN_SHELL: sleep 477");
+    request.permission = shell_permission(agent);
+    let outcome = cancel_when(&sandbox, request, "the tool's `sleep 477` runs", || {
         sandbox.survivors().into_iter().any(|pid| {
             std::fs::read(format!("/proc/{pid}/cmdline"))
                 .is_ok_and(|cmdline| cmdline.starts_with(b"sleep\x00477"))
         })
     })
     .await;
-    cancel.cancel();
-    let outcome = tokio::time::timeout(real::RUN_DEADLINE, handle)
-        .await
-        .expect("the cancelled run ends")
-        .expect("the run task");
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");
     assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
 }

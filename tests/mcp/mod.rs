@@ -251,6 +251,18 @@ impl Server {
         self.notify("notifications/cancelled", Some(params)).await;
     }
 
+    /// The names of the tools the server lists.
+    pub async fn tool_names(&mut self) -> Vec<String> {
+        let id = self.request("tools/list", json!({})).await;
+        let list = self.result(id).await;
+        list["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+            .collect()
+    }
+
     /// A round trip: everything the server wrote before answering it has arrived.
     pub async fn ping(&mut self) {
         let id = self.request("ping", json!({})).await;

@@ -3,7 +3,7 @@
 //! the real CLIs run against the mock model server. Every line must be understood, and each
 //! scenario must come out as the engine needs it.
 
-use super::json::{last_usage, parse_all, terminal};
+use super::json::{last_usage, parse_all, terminal, texts};
 use crate::event::AgentEvent;
 use crate::outcome::ErrorKind;
 use crate::request::AgentKind;
@@ -76,15 +76,7 @@ fn answer(events: &[AgentEvent]) -> String {
         AgentEvent::TurnCompleted { answer } => answer.clone(),
         _ => None,
     });
-    given.unwrap_or_else(|| {
-        events
-            .iter()
-            .filter_map(|event| match event {
-                AgentEvent::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
-    })
+    given.unwrap_or_else(|| texts(events).concat())
 }
 
 fn check(agent: AgentKind, scenario: &str, stream: &str) {

@@ -415,7 +415,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::super::json::{
-        assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal,
+        assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal, texts,
     };
     use super::*;
 
@@ -595,17 +595,6 @@ mod tests {
             http_status: None,
         };
         assert_eq!(terminal(&events), [&failed]);
-    }
-
-    /// The texts among `events`, in order.
-    fn texts(events: &[AgentEvent]) -> Vec<&str> {
-        events
-            .iter()
-            .filter_map(|event| match event {
-                AgentEvent::Text { text, .. } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
     }
 
     #[test]

@@ -242,3 +242,15 @@ pub(super) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::o
         _ => None,
     })
 }
+
+/// The texts among `events`, in order.
+#[cfg(test)]
+pub(super) fn texts(events: &[crate::event::AgentEvent]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|event| match event {
+            crate::event::AgentEvent::Text { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
