@@ -163,8 +163,14 @@ impl ClientHome {
         let output = Command::new(bin)
             .args(args)
             .current_dir(self.dir.path().join("project"))
+            // Every client keeps its state here, never in the user's own config.
             .env("HOME", self.dir.path())
             .env("CODEX_HOME", self.dir.path())
+            .env("CLAUDE_CONFIG_DIR", self.dir.path().join(".claude"))
+            .env("XDG_CONFIG_HOME", self.dir.path().join(".config"))
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
             .env("PATH", path)
             .output()
             .expect("run the client");
