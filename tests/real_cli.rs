@@ -261,6 +261,7 @@ fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
         .env("IS_SANDBOX", "1")
         .args(["run", agent.name(), prompt, "--json", "--workspace"])
         .arg(&sandbox.workspace)
+        .arg(format!("--timeout-secs={}", real::RUN_DEADLINE.as_secs()))
         .args(extra)
         .stdin(Stdio::null())
         .output()

@@ -187,8 +187,12 @@ impl Sandbox {
         })
     }
 
+    /// A request for this sandbox's CLI, bounded by [`RUN_DEADLINE`]: a CLI that hangs
+    /// comes back `timed_out` instead of holding the test for the engine's default 30 min.
     pub fn request(&self, prompt: &str) -> RunRequest {
-        RunRequest::new(self.agent, prompt, &self.workspace)
+        let mut request = RunRequest::new(self.agent, prompt, &self.workspace);
+        request.timeout = Some(RUN_DEADLINE);
+        request
     }
 
     /// Processes this sandbox's CLI started that are still alive.
@@ -353,5 +357,6 @@ pub async fn run(
     (outcome, events)
 }
 
-/// Generous bound for one real-CLI run on a loaded 2-core machine.
-pub const RUN_DEADLINE: Duration = Duration::from_secs(120);
+/// Generous bound for one real-CLI run on a loaded 2-core machine; opencode's fixed retries
+/// of a refused connection take about 70 s of it.
+pub const RUN_DEADLINE: Duration = Duration::from_secs(180);
