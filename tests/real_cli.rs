@@ -64,7 +64,7 @@ async fn plain_prompt_returns_answer_session_and_usage(agent: AgentKind) {
     let usage = outcome.usage.expect("usage is reported");
     assert!(usage.input_tokens >= 100, "{usage:?}");
     assert!(usage.output_tokens >= 7, "{usage:?}");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 async fn resume_continues_the_session(agent: AgentKind) {
@@ -172,7 +172,7 @@ async fn slow_stream_cancelled_midway_leaves_nothing(agent: AgentKind) {
     )
     .await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
@@ -189,7 +189,7 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
     })
     .await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 /// What a scripted failure must become: the status, the error kind, a word of the hint.
@@ -199,7 +199,7 @@ async fn fails_with(agent: AgentKind, prompt: &str, kind: ErrorKind, hint_word: 
     };
     let outcome = run_prompt(&sandbox, prompt).await;
     assert_failed_as(&outcome, kind, hint_word);
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 fn assert_failed_as(outcome: &Outcome, kind: ErrorKind, hint_word: &str) {
@@ -240,7 +240,7 @@ async fn cut_stream_fails_or_is_recovered(agent: AgentKind) {
     } else {
         assert_failed_as(&outcome, ErrorKind::StreamCut, "retry");
     }
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 async fn refused_connection_fails_with_a_connection_hint(agent: AgentKind) {
@@ -250,7 +250,7 @@ async fn refused_connection_fails_with_a_connection_hint(agent: AgentKind) {
     let sandbox = Sandbox::new(agent, &bin, closed_port(), Retries::Shortened);
     let outcome = run_prompt(&sandbox, "say hello").await;
     assert_failed_as(&outcome, ErrorKind::Connection, "network");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 /// `cli-agent-mcp run --json` with the sandbox's CLI; the parsed Outcome.
@@ -314,7 +314,7 @@ async fn default_retries_still_end_at_the_engine_deadline(agent: AgentKind) {
     request.timeout = Some(Duration::from_secs(8));
     let (outcome, _) = run(&sandbox, request, CancellationToken::new()).await;
     assert_eq!(outcome.status, Status::TimedOut, "{outcome:#?}");
-    assert!(sandbox.survivors().is_empty(), "{:?}", sandbox.survivors());
+    sandbox.assert_nothing_left();
 }
 
 /// Every scenario above, once per CLI.

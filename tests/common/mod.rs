@@ -101,10 +101,15 @@ pub async fn wait_for_tagged(tag: &str, count: usize) {
 
 /// Assert that no process carrying `tag` is alive.
 pub fn assert_none_tagged(tag: &str) {
-    let survivors = tagged_pids(tag);
+    assert_none_with_env(&format!("FAKE_CLI_TAG={tag}"));
+}
+
+/// Assert that no process whose environment holds `entry` (`NAME=value`) is alive.
+pub fn assert_none_with_env(entry: &str) {
+    let survivors = pids_with_env(entry);
     assert!(
         survivors.is_empty(),
-        "processes tagged {tag} survived: {survivors:?} ({})",
+        "processes with {entry} survived: {survivors:?} ({})",
         describe(&survivors)
     );
 }

@@ -13,7 +13,7 @@ use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, Run
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::common::{TempDir, pids_with_env, unique};
+use crate::common::{TempDir, assert_none_with_env, pids_with_env, unique};
 
 pub const INSTALL_SCRIPT: &str = "scripts/install-clis.sh";
 
@@ -199,6 +199,11 @@ impl Sandbox {
     pub fn survivors(&self) -> Vec<i32> {
         pids_with_env(&self.tag)
     }
+
+    /// Assert that none of the processes this sandbox's CLI started is alive.
+    pub fn assert_nothing_left(&self) {
+        assert_none_with_env(&self.tag);
+    }
 }
 
 fn path(path: &Path) -> String {
@@ -219,65 +224,55 @@ fn write_wrapper(wrapper: &Path, real_bin: &Path, tag: &str, env: &[(String, Str
 
 /// Write `agent`'s config under `root` and return the environment that points it at the mock.
 fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<(String, String)> {
-    let pairs: &[(&str, &str)] = match agent {
+    let base = format!("http://127.0.0.1:{port}");
+    let home = |dir: &str| path(&root.join(dir));
+    let mut env = match agent {
         AgentKind::Codex => {
             write(root, "codex/config.toml", &codex_config(port, retries));
-            &[("FAKE_API_KEY", "sk-fake")]
+            vec![
+                ("CODEX_HOME", home("codex")),
+                ("FAKE_API_KEY", "sk-fake".into()),
+            ]
         }
-        AgentKind::Claude => &[
-            ("ANTHROPIC_API_KEY", "sk-ant-fake"),
-            ("DISABLE_TELEMETRY", "1"),
-            ("DISABLE_ERROR_REPORTING", "1"),
-            ("DISABLE_AUTOUPDATER", "1"),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-            ("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1"),
+        AgentKind::Claude => vec![
+            ("ANTHROPIC_BASE_URL", base),
+            ("ANTHROPIC_API_KEY", "sk-ant-fake".into()),
+            ("CLAUDE_CONFIG_DIR", home("claude")),
+            ("DISABLE_TELEMETRY", "1".into()),
+            ("DISABLE_ERROR_REPORTING", "1".into()),
+            ("DISABLE_AUTOUPDATER", "1".into()),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
+            ("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1".into()),
         ],
         AgentKind::Gemini => {
-            write(
-                root,
-                "gemini/.gemini/settings.json",
-                &gemini_settings(retries),
-            );
-            &[
-                ("GEMINI_API_KEY", "fake-gemini-key"),
-                ("GEMINI_TELEMETRY_ENABLED", "false"),
-                ("GEMINI_SANDBOX", "false"),
+            let settings = gemini_settings(retries);
+            write(root, "gemini/.gemini/settings.json", &settings);
+            vec![
+                ("GOOGLE_GEMINI_BASE_URL", base),
+                ("GEMINI_API_KEY", "fake-gemini-key".into()),
+                ("GEMINI_CLI_HOME", home("gemini")),
+                ("GEMINI_TELEMETRY_ENABLED", "false".into()),
+                ("GEMINI_SANDBOX", "false".into()),
             ]
         }
         AgentKind::Opencode => {
             write(root, "opencode.json", &opencode_config(port));
-            &[
-                ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
-                ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
-                ("OPENCODE_DISABLE_SHARE", "1"),
-                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1"),
-                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
+            vec![
+                ("OPENCODE_CONFIG", home("opencode.json")),
+                ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
+                ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
+                ("OPENCODE_DISABLE_SHARE", "1".into()),
+                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
+                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
             ]
         }
     };
-    let mut env: Vec<(String, String)> = pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect();
-    let base = format!("http://127.0.0.1:{port}");
-    match agent {
-        AgentKind::Codex => env.push(("CODEX_HOME".into(), path(&root.join("codex")))),
-        AgentKind::Claude => {
-            env.push(("ANTHROPIC_BASE_URL".into(), base));
-            env.push(("CLAUDE_CONFIG_DIR".into(), path(&root.join("claude"))));
-            if retries == Retries::Shortened {
-                env.push(("CLAUDE_CODE_MAX_RETRIES".into(), "0".into()));
-            }
-        }
-        AgentKind::Gemini => {
-            env.push(("GOOGLE_GEMINI_BASE_URL".into(), base));
-            env.push(("GEMINI_CLI_HOME".into(), path(&root.join("gemini"))));
-        }
-        AgentKind::Opencode => {
-            env.push(("OPENCODE_CONFIG".into(), path(&root.join("opencode.json"))));
-        }
+    if agent == AgentKind::Claude && retries == Retries::Shortened {
+        env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
     }
-    env
+    env.into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect()
 }
 
 fn write(root: &Path, relative: &str, contents: &str) {
