@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{AgentKind, Permission, RunRequest, command};
+use cli_agent_engine::{AgentEvent, AgentKind, Permission, RunRequest, command, dialect};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use real::{MockModel, Retries, Sandbox, closed_port};
@@ -119,7 +119,7 @@ fn capture_agent(agent: AgentKind) {
         let session = if scenario.resume {
             // The resumed session must live in this sandbox: start it here first.
             let first = capture(&sandbox, &mock, &scenario, "ANSWER: first turn", None);
-            session_of(agent, &first)
+            Some(session_of(agent, &first).expect("the first turn reports its session"))
         } else {
             None
         };
@@ -202,14 +202,18 @@ fn wait_for(condition: impl Fn() -> bool) {
     }
 }
 
+/// The session id in `stdout`, read by the engine's own parser for `agent`.
 fn session_of(agent: AgentKind, stdout: &str) -> Option<String> {
-    let first: serde_json::Value = serde_json::from_str(stdout.lines().next()?).ok()?;
-    let key = match agent {
-        AgentKind::Codex => "thread_id",
-        AgentKind::Opencode => "sessionID",
-        _ => "session_id",
-    };
-    first[key].as_str().map(str::to_owned)
+    let mut dialect = dialect::for_agent(agent);
+    let mut events = Vec::new();
+    stdout.lines().find_map(|line| {
+        events.clear();
+        dialect.parse_line(line, &mut events).ok()?;
+        events.iter().find_map(|event| match event {
+            AgentEvent::SessionStarted { session_id, .. } => Some(session_id.clone()),
+            _ => None,
+        })
+    })
 }
 
 /// The sandbox's temp path becomes `<sandbox>`, so regenerating only changes what the CLI
