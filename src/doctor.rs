@@ -1,7 +1,7 @@
 //! `cli-agent-mcp doctor`: which CLIs this server can run, in which versions, and what to do
 //! about the ones it cannot.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -102,15 +102,18 @@ async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliRepor
     };
     report.path = Some(path.clone());
     match version_of(&path).await {
-        Ok(version) if version == verified_version => report.state = State::Verified,
         Ok(version) => {
-            report.state = State::Unverified;
-            report.advice = Some(format!(
-                "cli-agent-mcp is verified with {agent} {verified_version}; {version} may print \
-                 events it does not know (they are skipped and counted in `warnings`). Install \
-                 the verified one with `npm install -g {}@{verified_version}`",
-                agent.npm_package()
-            ));
+            report.state = if version == verified_version {
+                State::Verified
+            } else {
+                report.advice = Some(format!(
+                    "cli-agent-mcp is verified with {agent} {verified_version}; {version} may \
+                     print events it does not know (they are skipped and counted in \
+                     `warnings`). Install the verified one with `npm install -g {}@{verified_version}`",
+                    agent.npm_package()
+                ));
+                State::Unverified
+            };
             report.version = Some(version);
         }
         Err(problem) => {
@@ -123,9 +126,6 @@ async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliRepor
                 agent.bin_env_var()
             ));
         }
-    }
-    if report.state == State::Verified {
-        report.version = Some(verified_version.to_owned());
     }
     report
 }
@@ -148,7 +148,7 @@ fn missing_advice(agent: AgentKind, error: &SetupError) -> String {
 
 /// The version `<bin> --version` prints, run in a process group of its own so a launcher
 /// and its child are killed together if it hangs.
-async fn version_of(bin: &PathBuf) -> Result<String, String> {
+async fn version_of(bin: &Path) -> Result<String, String> {
     let child = tokio::process::Command::new(bin)
         .arg("--version")
         .stdin(Stdio::null())
