@@ -53,9 +53,7 @@ impl std::str::FromStr for EnvPattern {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let name = text.trim();
         let stem = name.strip_suffix('*').unwrap_or(name);
-        let valid = stem
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        let valid = stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !valid || name.is_empty() {
             return Err(BadEnvPattern(text.to_owned()));
         }

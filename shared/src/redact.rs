@@ -26,19 +26,21 @@ struct Rule {
 }
 
 /// Applied in order: Anthropic's `sk-ant-` before OpenAI's `sk-`, and header and assignment
-/// values (which may be keys of a known shape) after the shapes.
+/// values (which may be keys of a known shape) after the shapes. A key shape must not follow a
+/// letter or digit, but may follow `_` (`KEY_sk-…` in a prompt or a file name); text a pattern
+/// matches around `keep` and `secret` is kept as it is.
 const RULES: &[Rule] = &[
     // Anthropic: sk-ant-api03-…, sk-ant-oat01-…
-    key(r"\b(?P<keep>sk-ant-(?:[a-z]+[0-9]*-)?)(?P<secret>[A-Za-z0-9_-]{20,})"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>sk-ant-(?:[a-z]+[0-9]*-)?)(?P<secret>[A-Za-z0-9_-]{20,})"),
     // OpenAI: sk-…, sk-proj-…, sk-svcacct-…, sk-admin-…
-    key(r"\b(?P<keep>sk-(?:proj-|svcacct-|admin-)?)(?P<secret>[A-Za-z0-9_-]{20,})"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>sk-(?:proj-|svcacct-|admin-)?)(?P<secret>[A-Za-z0-9_-]{20,})"),
     // Google API keys.
-    key(r"\b(?P<keep>AIza)(?P<secret>[0-9A-Za-z_-]{30,})"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>AIza)(?P<secret>[0-9A-Za-z_-]{30,})"),
     // GitHub: personal, OAuth, user-to-server, server-to-server and refresh tokens.
-    key(r"\b(?P<keep>gh[pousr]_)(?P<secret>[A-Za-z0-9]{30,})\b"),
-    key(r"\b(?P<keep>github_pat_)(?P<secret>[A-Za-z0-9_]{22,})\b"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>gh[pousr]_)(?P<secret>[A-Za-z0-9]{30,})"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>github_pat_)(?P<secret>[A-Za-z0-9_]{22,})"),
     // AWS access key ids (long-term and temporary).
-    key(r"\b(?P<keep>A(?:KIA|SIA))(?P<secret>[A-Z0-9]{16})\b"),
+    key(r"(?:^|[^A-Za-z0-9])(?P<keep>A(?:KIA|SIA))(?P<secret>[A-Z0-9]{16})(?:$|[^A-Za-z0-9])"),
     // Authorization and Proxy-Authorization values, with or without a scheme.
     value(
         r#"(?i)\b(?P<keep>(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?P<secret>[^\s"',;…]{8,})"#,
@@ -99,7 +101,7 @@ pub fn redact(text: &str) -> Cow<'_, str> {
         let haystack: &str = &text;
         let masked = regex.replace_all(haystack, |caps: &Captures| {
             // A value an earlier rule already masked (`Bearer sk-proj-4fGh…[redacted]`).
-            let after = caps.get(0).map_or(0, |whole| whole.end());
+            let after = caps.name("secret").map_or(0, |secret| secret.end());
             if haystack[after..].starts_with(MARK) {
                 return caps[0].to_owned();
             }
@@ -120,17 +122,24 @@ pub fn redact_in_place(text: &mut String) {
 }
 
 fn mask(caps: &Captures, needs_letters_and_digits: bool) -> String {
-    let whole = &caps[0];
-    let (keep, secret) = (&caps["keep"], &caps["secret"]);
-    let random = secret.bytes().any(|b| b.is_ascii_digit())
-        && secret.bytes().any(|b| b.is_ascii_alphabetic());
+    let (Some(whole), Some(keep), Some(secret)) =
+        (caps.get(0), caps.name("keep"), caps.name("secret"))
+    else {
+        return caps[0].to_owned();
+    };
+    let random = secret.as_str().bytes().any(|b| b.is_ascii_digit())
+        && secret.as_str().bytes().any(|b| b.is_ascii_alphabetic());
     if needs_letters_and_digits && !random {
-        return whole.to_owned();
+        return whole.as_str().to_owned();
     }
+    let text = whole.as_str();
+    let start = whole.start();
+    let before = &text[..keep.start() - start];
+    let after = &text[secret.end() - start..];
     // Four characters of a long secret, fewer of a short one: enough to tell keys apart.
-    let shown = (secret.chars().count() / 4).min(4);
-    let visible: String = secret.chars().take(shown).collect();
-    format!("{keep}{visible}{MARK}")
+    let shown = (secret.as_str().chars().count() / 4).min(4);
+    let visible: String = secret.as_str().chars().take(shown).collect();
+    format!("{before}{}{visible}{MARK}{after}", keep.as_str())
 }
 
 #[cfg(test)]
@@ -167,6 +176,10 @@ mod tests {
                 "github_pat_11AB…[redacted]",
             ),
             ("AKIAIOSFODNN7EXAMPLE", "AKIAIOSF…[redacted]"),
+            (
+                "KEY_sk-ant-api03-Xq7dK2mN9pL4vR8sT1wY6zB3cF5gH0jA",
+                "KEY_sk-ant-api03-Xq7d…[redacted]",
+            ),
             ("ASIA4EXAMPLE7TEMPKEY", "ASIA4EXA…[redacted]"),
         ];
         for (secret, expected) in cases {

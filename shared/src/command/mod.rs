@@ -54,10 +54,15 @@ impl CommandLine {
         self
     }
 
-    /// Add what the CLI inherits from this process: the base set, `own` and `passed`,
-    /// except the variables the engine already set.
-    fn inherit(&mut self, own: &[&str], passed: &[EnvPattern]) {
-        let inherited = environment::inherited(std::env::vars_os(), own, passed);
+    /// Add what the CLI inherits from `parent`: the base set, `own` and `passed`, except the
+    /// variables the engine already set.
+    fn inherit(
+        &mut self,
+        parent: impl IntoIterator<Item = (OsString, OsString)>,
+        own: &[&str],
+        passed: &[EnvPattern],
+    ) {
+        let inherited = environment::inherited(parent, own, passed);
         let fresh: Vec<_> = inherited
             .into_iter()
             .filter(|(name, _)| self.env.iter().all(|(set, _)| set != name))
@@ -79,7 +84,7 @@ pub fn build(
         AgentKind::Gemini => gemini::command(request, program),
         AgentKind::Opencode => opencode::command(request, program),
     };
-    cmd.inherit(own_env(request.agent), passed);
+    cmd.inherit(std::env::vars_os(), own_env(request.agent), passed);
     Ok(cmd)
 }
 
@@ -107,16 +112,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_variables_the_engine_sets_come_first_and_win_over_inherited_ones() {
-        let passed = ["OPENCODE_PERMISSION".parse().unwrap()];
-        let cmd = build(&request(AgentKind::Opencode), Path::new("opencode"), &passed).unwrap();
-        let permission: Vec<_> = cmd
-            .env
-            .iter()
-            .filter(|(name, _)| name == "OPENCODE_PERMISSION")
-            .collect();
-        assert_eq!(permission.len(), 1, "{:?}", cmd.env);
-        assert_eq!(cmd.env[0].0, "OPENCODE_PERMISSION");
-        assert!(cmd.env.iter().any(|(name, _)| name == "PATH"), "{:?}", cmd.env);
+    fn the_variables_the_engine_sets_win_over_inherited_ones() {
+        let parent = [
+            ("OPENCODE_PERMISSION", r#"{"bash":"allow"}"#),
+            ("OPENCODE_CONFIG", "/cfg.json"),
+            ("PATH", "/bin"),
+            ("GITHUB_TOKEN", "ghp_x"),
+        ]
+        .map(|(name, value)| (OsString::from(name), OsString::from(value)));
+        let mut cmd = opencode::command(&request(AgentKind::Opencode), Path::new("opencode"));
+        cmd.inherit(parent, own_env(AgentKind::Opencode), &[]);
+        let names: Vec<_> = cmd.env.iter().map(|(name, _)| name.clone()).collect();
+        assert_eq!(
+            names,
+            ["OPENCODE_PERMISSION", "OPENCODE_CONFIG", "PATH"],
+            "{:?}",
+            cmd.env
+        );
+        assert!(cmd.env[0].1.to_string_lossy().contains("deny"));
     }
 }
