@@ -41,16 +41,18 @@ const RULES: &[Rule] = &[
     key(r"(?:^|[^A-Za-z0-9])(?P<keep>github_pat_)(?P<secret>[A-Za-z0-9_]{22,})"),
     // AWS access key ids (long-term and temporary).
     key(r"(?:^|[^A-Za-z0-9])(?P<keep>A(?:KIA|SIA))(?P<secret>[A-Z0-9]{16})(?:$|[^A-Za-z0-9])"),
+    // Values are printable ASCII but quotes, `,` and `;`: keys are ASCII, so the `…` of a mask
+    // ends one, and ASCII-only (`-u`) patterns keep the regex on its fast engines.
     // Authorization and Proxy-Authorization values, with or without a scheme.
     value(
-        r#"(?i)\b(?P<keep>(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?P<secret>[^\s"',;…]{8,})"#,
+        r#"(?i-u)\b(?P<keep>(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:(?:bearer|basic|token|digest|negotiate|bot)\s+)?)(?P<secret>[\x21\x23-\x26\x28-\x2B\x2D-\x3A\x3C-\x7E]{8,})"#,
     ),
     // A bearer token on its own.
-    value(r"(?i)\b(?P<keep>bearer\s+)(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
+    value(r"(?i-u)\b(?P<keep>bearer\s+)(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
     // NAME=value and "name": "value" where the name ends in API_KEY, TOKEN, SECRET, … (this
     // covers x-api-key headers and AWS_SECRET_ACCESS_KEY too).
     value(
-        r#"(?i)\b(?P<keep>(?:[A-Za-z0-9_.-]*[_.-])?(?:api[_-]?key|apikey|token|secret|secret[_-]?key|secret[_-]?access[_-]?key|access[_-]?key[_-]?secret|password|passwd)["']?\s*[:=]\s*["']?)(?P<secret>[^\s"',;…]{8,})"#,
+        r#"(?i-u)\b(?P<keep>(?:[A-Za-z0-9_.-]*[_.-])?(?:api[_-]?key|apikey|token|secret|secret[_-]?key|secret[_-]?access[_-]?key|access[_-]?key[_-]?secret|password|passwd)["']?\s*[:=]\s*["']?)(?P<secret>[\x21\x23-\x26\x28-\x2B\x2D-\x3A\x3C-\x7E]{8,})"#,
     ),
 ];
 
