@@ -256,6 +256,11 @@ mod tests {
         }
     }
 
+    fn refusal(policy: &Policy, path: &Path) -> String {
+        let refused = policy.resolve_inside_roots("workspace", path);
+        refused.expect_err("outside the roots").to_string()
+    }
+
     impl Drop for Dirs {
         fn drop(&mut self) {
             let _ = std::fs::remove_dir_all(&self.base);
@@ -272,10 +277,7 @@ mod tests {
             inside
         );
         let outside = dirs.base.join("outside");
-        let error = policy
-            .resolve_inside_roots("workspace", &outside)
-            .unwrap_err()
-            .to_string();
+        let error = refusal(&policy, &outside);
         assert!(error.contains(&outside.display().to_string()), "{error}");
         assert!(
             error.contains(&dirs.base.join("root").display().to_string()),
@@ -290,10 +292,7 @@ mod tests {
         let policy = dirs.policy();
         let escape = dirs.base.join("root/escape");
         symlink(dirs.base.join("outside"), &escape).unwrap();
-        let error = policy
-            .resolve_inside_roots("workspace", &escape)
-            .unwrap_err()
-            .to_string();
+        let error = refusal(&policy, &escape);
         assert!(error.contains("resolved: "), "{error}");
         let back_in = dirs.base.join("outside/back-in");
         symlink(dirs.base.join("root/inside"), &back_in).unwrap();

@@ -307,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn wrong_arguments_are_refused_with_the_reason() {
+    fn wrong_or_out_of_bounds_arguments_are_refused_with_the_reason() {
         let cases = [
             (json!({}), "missing field `prompt`"),
             (
@@ -320,18 +320,6 @@ mod tests {
                 json!({"prompt": "x", "append_system_prompt": "y"}),
                 "only claude takes it",
             ),
-        ];
-        for (value, expected) in cases {
-            let error = run_request(AgentKind::Codex, args(value), &policy())
-                .expect_err(expected)
-                .to_string();
-            assert!(error.contains(expected), "{error}");
-        }
-    }
-
-    #[test]
-    fn a_workspace_outside_the_roots_or_a_permission_above_the_ceiling_is_refused() {
-        let cases = [
             (
                 json!({"prompt": "x", "workspace": "/etc"}),
                 "workspace /etc is outside the directories this server allows",
