@@ -144,10 +144,12 @@ pub struct RunArgs {
     pub agent: AgentKind,
     /// What the agent should do; `-` reads it from stdin.
     pub prompt: String,
-    /// The agent's working directory (default: the current one).
+    /// The agent's working directory (default: the current one). Any directory: --allow-root
+    /// bounds MCP calls only.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// read-only, workspace-write or unlimited.
+    /// read-only, workspace-write or unlimited. Any level: --max-permission bounds MCP calls
+    /// only.
     #[arg(long, default_value = "read-only")]
     pub permission: Permission,
     /// The model to ask for.
