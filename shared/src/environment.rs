@@ -5,9 +5,9 @@
 
 use std::ffi::{OsStr, OsString};
 
-/// What every CLI gets: the basics of a Unix process, locale, temp and XDG directories, and the
-/// proxy and CA-bundle settings without which a CLI behind a corporate proxy cannot reach its
-/// model.
+/// What every CLI gets: the basics of a Unix process, locale, temp and XDG directories, the
+/// session bus (where a CLI keeps its login in the desktop keyring), and the proxy and
+/// CA-bundle settings without which a CLI behind a corporate proxy cannot reach its model.
 pub const BASE: &[&str] = &[
     "PATH",
     "HOME",
@@ -21,6 +21,7 @@ pub const BASE: &[&str] = &[
     "TZ",
     "TMPDIR",
     "XDG_*",
+    "DBUS_SESSION_BUS_ADDRESS",
     "HTTP_PROXY",
     "HTTPS_PROXY",
     "NO_PROXY",
