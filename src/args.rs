@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::{AgentKind, EngineConfig, Permission};
 
 use crate::server::SigintMode;
@@ -90,6 +91,17 @@ pub struct EngineArgs {
     /// Longest JSONL line accepted from a CLI; a longer one fails the run.
     #[arg(long, env = "CAM_MAX_LINE_BYTES", global = true, default_value_t = 64 * 1024 * 1024, value_name = "BYTES")]
     pub max_line_bytes: usize,
+    /// More variables every CLI receives (comma-separated names; `NAME_*` passes a prefix).
+    /// A CLI gets only the basics (PATH, HOME, locale, proxies, CA bundles, …), its own
+    /// variables and these: other variables of this process never reach it.
+    #[arg(
+        long,
+        env = "CAM_PASS_ENV",
+        global = true,
+        value_delimiter = ',',
+        value_name = "NAMES"
+    )]
+    pub pass_env: Vec<EnvPattern>,
 }
 
 impl EngineArgs {
@@ -110,6 +122,7 @@ impl EngineArgs {
                 .then(|| Duration::from_secs(self.idle_timeout_secs)),
             grace: Duration::from_secs_f64(self.grace_secs.clamp(0.0, 60.0)),
             max_line_bytes: self.max_line_bytes,
+            pass_env: self.pass_env.clone(),
             ..EngineConfig::default()
         }
     }
@@ -131,10 +144,12 @@ pub struct RunArgs {
     pub agent: AgentKind,
     /// What the agent should do; `-` reads it from stdin.
     pub prompt: String,
-    /// The agent's working directory (default: the current one).
+    /// The agent's working directory (default: the current one). Any directory: --allow-root
+    /// bounds MCP calls only.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// read-only, workspace-write or unlimited.
+    /// read-only, workspace-write or unlimited. Any level: --max-permission bounds MCP calls
+    /// only.
     #[arg(long, default_value = "read-only")]
     pub permission: Permission,
     /// The model to ask for.
@@ -184,6 +199,25 @@ pub struct ServeArgs {
         default_value_t = SigintMode::CancelThenExit
     )]
     pub sigint: SigintMode,
+    /// A directory MCP calls may work in, with everything below it (repeatable;
+    /// CAM_ALLOWED_ROOTS takes a `:` list). Default: the server's working directory and your
+    /// home. `/` is refused. `run` is your own command and is not bound by it.
+    #[arg(
+        long = "allow-root",
+        env = "CAM_ALLOWED_ROOTS",
+        value_delimiter = ':',
+        value_name = "DIR"
+    )]
+    pub allow_root: Vec<PathBuf>,
+    /// The most an MCP call may ask for: read-only, workspace-write or unlimited. A call asking
+    /// for more is refused. `run` is your own command and is not bound by it.
+    #[arg(
+        long,
+        env = "CAM_MAX_PERMISSION",
+        default_value = "workspace-write",
+        value_name = "LEVEL"
+    )]
+    pub max_permission: Permission,
     /// While a run is silent, repeat its last progress at this interval, for clients that
     /// reset their timeout on progress (0: only on events).
     #[arg(

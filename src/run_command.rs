@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Read, Write};
 
 use cli_agent_engine::process::become_subreaper;
+use cli_agent_engine::redact::redact;
 use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, RunRequest, Status};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -157,6 +158,7 @@ impl StatusLine {
 
     fn show(&mut self, event: &AgentEvent) {
         let Some(line) = event.describe() else { return };
+        let line = redact(&line);
         let mut stderr = std::io::stderr().lock();
         let _ = if self.live {
             self.shown = true;

@@ -321,12 +321,17 @@ async fn failed_crashed_and_timed_out_runs_are_errors_with_message_and_hint() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_arguments_get_a_clear_error_and_the_server_carries_on() {
     let mut server = Server::start().await;
+    // Inside the allowed roots (outside them, tests/policy.rs shows the refusal).
+    let missing = std::fs::canonicalize(std::env::temp_dir())
+        .expect("temp dir")
+        .join(unique("no-such-dir"));
+    let missing_error = format!("{} is not an existing directory", missing.display());
     let cases = [
         (json!({}), "missing field `prompt`"),
         (json!({"prompt": "  "}), "the prompt is empty"),
         (
-            json!({"prompt": "x", "workspace": "/no/such/dir"}),
-            "/no/such/dir is not an existing directory",
+            json!({"prompt": "x", "workspace": missing}),
+            missing_error.as_str(),
         ),
         (
             json!({"prompt": "x", "permission": "root"}),

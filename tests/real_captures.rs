@@ -145,9 +145,10 @@ fn capture(
     let mut request = RunRequest::new(sandbox.agent, prompt, &sandbox.workspace);
     request.permission = scenario.permission;
     request.session_id = session;
-    let line = command::build(&request, &sandbox.wrapper).expect("command line");
+    let line = command::build(&request, &sandbox.wrapper, &[]).expect("command line");
     let mut child = Command::new(&line.program)
         .args(&line.args)
+        .env_clear()
         .envs(line.env.iter().map(|(k, v)| (k, v)))
         .current_dir(&sandbox.workspace)
         .process_group(0)

@@ -697,13 +697,15 @@ fn workspace_becomes_the_clis_working_directory() {
 }
 
 #[test]
-fn cli_inherits_the_environment_plus_its_run_id() {
+fn cli_gets_the_variables_cam_pass_env_names_plus_its_run_id() {
     let ws = TempDir::new("env");
     let argv_out = ws.file("argv.json");
-    let mut cmd = cam_run("codex", ws.path());
+    // IS_SANDBOX is one of claude's own variables.
+    let mut cmd = cam_run("claude", ws.path());
     cmd.env("IS_SANDBOX", "1")
-        // Any variable is passed on: this one is read by the fake and changes its answer.
+        // Passed on by CAM_PASS_ENV: the fake reads it, and it changes its answer.
         .env("FAKE_CLI_DIRECTIVES", "answer=set_in_the_environment")
+        .env("CAM_PASS_ENV", "FAKE_CLI_*")
         .arg(format!("argv-out={}", argv_out.display()));
     let out = run(cmd);
     assert_eq!(out.code(), Some(0), "{out:?}");

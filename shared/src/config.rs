@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::environment::EnvPattern;
 use crate::request::AgentKind;
 
 /// Settings shared by every run. `Default` gives the documented defaults.
@@ -25,6 +26,8 @@ pub struct EngineConfig {
     pub max_line_bytes: usize,
     /// How much of the end of stderr is kept.
     pub stderr_tail_bytes: usize,
+    /// Variables every CLI receives besides its own (`CAM_PASS_ENV`).
+    pub pass_env: Vec<EnvPattern>,
 }
 
 impl Default for EngineConfig {
@@ -38,6 +41,7 @@ impl Default for EngineConfig {
             drain_grace: Duration::from_secs(2),
             max_line_bytes: 64 * 1024 * 1024,
             stderr_tail_bytes: 64 * 1024,
+            pass_env: Vec::new(),
         }
     }
 }

@@ -58,7 +58,7 @@ impl Engine {
             .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
-        let command = command::build(&request, &program)?;
+        let command = command::build(&request, &program, &self.config.pass_env)?;
         let marker = RunMarker::new();
         let spawned = process::spawn(&command, &request.workspace, &marker).map_err(|source| {
             SetupError::Spawn {
@@ -90,7 +90,8 @@ impl Engine {
                 earlier.and_then(|e| e.cumulative_usage),
             );
         }
-        let outcome = transcript.finish(end);
+        let mut outcome = transcript.finish(end);
+        outcome.redact_secrets();
         self.remember(&request, &outcome, reported);
         tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
         Ok(outcome)

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::redact::redact_in_place;
 use crate::request::AgentKind;
 
 /// Everything a caller learns from one run.
@@ -61,6 +62,22 @@ pub struct Usage {
     pub reasoning_tokens: Option<u64>,
     /// Cost in US dollars, where the CLI reports it.
     pub cost_usd: Option<f64>,
+}
+
+impl Outcome {
+    /// Mask API keys and tokens in what reports on the run (the answer and reasoning are the
+    /// agent's work and stay as they are): see [`crate::redact`].
+    pub fn redact_secrets(&mut self) {
+        redact_in_place(&mut self.stderr_tail);
+        self.warnings.iter_mut().for_each(redact_in_place);
+        if let Some(error) = &mut self.error {
+            redact_in_place(&mut error.message);
+            error.hint.iter_mut().for_each(redact_in_place);
+        }
+        for call in &mut self.tools.recent {
+            call.command.iter_mut().for_each(redact_in_place);
+        }
+    }
 }
 
 impl Usage {

@@ -81,8 +81,10 @@ impl std::str::FromStr for AgentKind {
 }
 
 /// How much the agent may do to the machine. Each level maps to the CLI's own mechanism;
-/// a level a CLI cannot give is refused, never silently raised.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// a level a CLI cannot give is refused, never silently raised. Ordered by what they allow.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Permission {
     /// Read files and run read-only commands; never write.

@@ -5,7 +5,6 @@
 //! handler: on `notifications/cancelled` it fires `ctx.ct` and drops the response, so the
 //! handler cancels the run itself and waits for its teardown.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::calls::{ActiveCalls, Shutdown};
+use super::policy::Policy;
 use super::progress::{ProgressFeed, ProgressReporter};
 use super::result;
 use super::tools::{self, Catalogue};
@@ -37,8 +37,8 @@ pub struct AgentServer {
     pub shutdown: Shutdown,
     pub runs: TaskTracker,
     pub heartbeat: Option<Duration>,
-    /// Where a call without `workspace` runs: the server's working directory at start.
-    pub default_workspace: Option<PathBuf>,
+    /// The directories calls may use and the most they may ask for.
+    pub policy: Policy,
 }
 
 impl ServerHandler for AgentServer {
@@ -75,8 +75,7 @@ impl ServerHandler for AgentServer {
             );
             return Err(ErrorData::invalid_params(message, None));
         };
-        let workspace = self.default_workspace.as_deref();
-        let result = match tools::run_request(agent, request.arguments, workspace) {
+        let result = match tools::run_request(agent, request.arguments, &self.policy) {
             Ok(run) => self.call(run, context).await,
             Err(error) => result::bad_arguments(&error),
         };

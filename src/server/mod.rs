@@ -12,6 +12,7 @@
 
 mod calls;
 mod handler;
+mod policy;
 mod progress;
 mod result;
 mod signals;
@@ -34,6 +35,7 @@ pub use self::signals::SigintMode;
 
 use self::calls::{ActiveCalls, Shutdown, ShutdownCause};
 use self::handler::AgentServer;
+use self::policy::Policy;
 use self::stdin::EofWatch;
 use self::tools::Catalogue;
 use crate::args::ServeArgs;
@@ -63,6 +65,13 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let policy = match Policy::new(&args.allow_root, args.max_permission) {
+        Ok(policy) => policy,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_USAGE;
+        }
+    };
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
@@ -74,7 +83,13 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
     }
     let grace = config.grace;
     let runs = TaskTracker::new();
-    tracing::info!(version = env!("CARGO_PKG_VERSION"), tools = %catalogue.names(), "serving MCP on stdio");
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        tools = %catalogue.names(),
+        roots = %policy.describe_roots(),
+        max_permission = %policy.max_permission(),
+        "serving MCP on stdio"
+    );
     let server = AgentServer {
         engine: Arc::new(Engine::new(config)),
         catalogue,
@@ -83,7 +98,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
         runs: runs.clone(),
         heartbeat: (args.progress_heartbeat_secs > 0)
             .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
-        default_workspace: std::env::current_dir().ok(),
+        policy,
     };
     let session = CancellationToken::new();
     let mut serving = tokio::spawn(run_session(server, shutdown.clone(), session.clone()));

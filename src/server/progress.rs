@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use cli_agent_engine::redact::redact;
 use cli_agent_engine::{AgentEvent, AgentKind};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
@@ -109,6 +110,8 @@ impl Reporter {
 
     async fn send(&mut self, message: String) {
         self.sent += 1;
+        // A tool's command line or a CLI's error can carry a key.
+        let message = redact(&message);
         let param = ProgressNotificationParam::new(self.token.clone(), self.sent as f64)
             .with_message(format!("{}: {message}", self.agent));
         match tokio::time::timeout(SEND_LIMIT, self.peer.notify_progress(param)).await {

@@ -2,6 +2,7 @@
 //! with its hint, then one line with the session id to continue with. `structuredContent` is
 //! the whole outcome, as the tools' `outputSchema` declares.
 
+use cli_agent_engine::redact::redact;
 use cli_agent_engine::{AgentKind, ErrorKind, Outcome, SetupError, Status};
 use rmcp::model::{CallToolResult, ContentBlock};
 
@@ -46,27 +47,31 @@ pub fn from_outcome(mut outcome: Outcome, server_stop: Option<ServerStop>) -> Ca
 
 /// The result of a call whose run could not start.
 pub fn setup_failed(agent: AgentKind, error: &SetupError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
-        "{agent} did not start: {error}"
-    ))])
+    error_result(format!("{agent} did not start: {error}"))
 }
 
+/// Arguments can be quoted back in a parse error, and may hold a key.
 pub fn bad_arguments(error: &ArgsError) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(error.to_string())])
+    error_result(error.to_string())
 }
 
 pub fn shutting_down(agent: AgentKind) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
+    error_result(format!(
         "{agent} did not start: the server is shutting down; call again once it is back"
-    ))])
+    ))
 }
 
 /// The result of a call whose run panicked: a bug, reported without taking the server down.
 pub fn internal_error(agent: AgentKind, panic: &str) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(format!(
+    error_result(format!(
         "internal error in cli-agent-mcp while running {agent}: {panic}. Only this call failed \
          and its processes were stopped; the server carries on. Please report this bug"
-    ))])
+    ))
+}
+
+/// An error result of one text, secrets masked (an outcome's are masked by the engine).
+fn error_result(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(redact(&text))])
 }
 
 fn error_text(outcome: &Outcome) -> Option<String> {

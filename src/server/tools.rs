@@ -1,7 +1,7 @@
 //! The tools: one per CLI, with what the calling model needs to choose and call it, and the
 //! arguments each call carries.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +12,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::policy::{Policy, Refusal};
+
 /// The arguments of every tool. Fields only some CLIs support are listed in [`EXTRAS`].
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -19,7 +21,8 @@ pub struct ToolArgs {
     /// What the agent should do, in plain words. It reaches the CLI as text, never as flags.
     pub prompt: String,
     /// The directory the agent works in (default: the server's working directory). It must
-    /// exist. To resume a session, pass the workspace it started in.
+    /// exist, inside a directory this server allows. To resume a session, pass the workspace
+    /// it started in.
     pub workspace: Option<PathBuf>,
     /// What the agent may do.
     #[serde(default)]
@@ -48,7 +51,8 @@ fn permission_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         "default": "read-only",
         "description": "What the agent may do. read-only (default): read files and run \
             read-only commands, never write. workspace-write: edit files in the workspace and \
-            run commands there. unlimited: anything, anywhere (use only on a disposable machine)."
+            run commands there. unlimited: anything, anywhere (use only on a disposable machine). \
+            The server refuses levels above its configured ceiling (workspace-write unless set)."
     })
 }
 
@@ -72,14 +76,16 @@ pub enum ArgsError {
     ZeroTimeout,
     #[error("no workspace given, and the server's working directory is unknown: pass `workspace`")]
     NoWorkspace,
+    #[error(transparent)]
+    Refused(#[from] Refusal),
 }
 
-/// Read a call's arguments into a run request. Blank optional strings count as absent:
-/// calling models often fill every field.
+/// Read a call's arguments into a run request within `policy`'s bounds. Blank optional
+/// strings count as absent: calling models often fill every field.
 pub fn run_request(
     agent: AgentKind,
     arguments: Option<JsonObject>,
-    default_workspace: Option<&Path>,
+    policy: &Policy,
 ) -> Result<RunRequest, ArgsError> {
     let arguments = arguments.unwrap_or_default();
     for (field, agents) in EXTRAS {
@@ -99,10 +105,13 @@ pub fn run_request(
     }
     let workspace = match given(args.workspace.map(|p| p.to_string_lossy().into_owned())) {
         Some(workspace) => PathBuf::from(workspace),
-        None => default_workspace
+        None => policy
+            .default_workspace()
             .ok_or(ArgsError::NoWorkspace)?
             .to_path_buf(),
     };
+    let workspace = policy.resolve_inside_roots("workspace", &workspace)?;
+    policy.check_permission(args.permission)?;
     let mut request = RunRequest::new(agent, args.prompt, workspace);
     request.permission = args.permission;
     request.model = given(args.model);
@@ -270,18 +279,27 @@ mod tests {
         }
     }
 
+    /// Calls may work under the temp dir, up to workspace-write.
+    fn policy() -> Policy {
+        Policy::new(&[std::env::temp_dir()], Permission::WorkspaceWrite).expect("policy")
+    }
+
+    fn temp_dir() -> PathBuf {
+        std::fs::canonicalize(std::env::temp_dir()).expect("temp dir")
+    }
+
     #[test]
     fn arguments_become_a_request_with_defaults_and_blank_strings_dropped() {
         let request = run_request(
             AgentKind::Claude,
             args(
                 json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
-                        "timeout_secs": 5}),
+                        "timeout_secs": 5, "workspace": std::env::temp_dir()}),
             ),
-            Some(Path::new("/tmp")),
+            &policy(),
         )
         .expect("valid");
-        assert_eq!(request.workspace, Path::new("/tmp"));
+        assert_eq!(request.workspace, temp_dir());
         assert_eq!(request.permission, Permission::ReadOnly);
         assert_eq!(request.model, None);
         assert_eq!(request.timeout, Some(Duration::from_secs(5)));
@@ -289,7 +307,7 @@ mod tests {
     }
 
     #[test]
-    fn wrong_arguments_are_refused_with_the_reason() {
+    fn wrong_or_out_of_bounds_arguments_are_refused_with_the_reason() {
         let cases = [
             (json!({}), "missing field `prompt`"),
             (
@@ -302,9 +320,21 @@ mod tests {
                 json!({"prompt": "x", "append_system_prompt": "y"}),
                 "only claude takes it",
             ),
+            (
+                json!({"prompt": "x", "workspace": "/etc"}),
+                "workspace /etc is outside the directories this server allows",
+            ),
+            (
+                json!({"prompt": "x", "workspace": "relative/dir"}),
+                "CAM_ALLOWED_ROOTS",
+            ),
+            (
+                json!({"prompt": "x", "workspace": temp_dir(), "permission": "unlimited"}),
+                "CAM_MAX_PERMISSION",
+            ),
         ];
         for (value, expected) in cases {
-            let error = run_request(AgentKind::Codex, args(value), Some(Path::new("/")))
+            let error = run_request(AgentKind::Codex, args(value), &policy())
                 .expect_err(expected)
                 .to_string();
             assert!(error.contains(expected), "{error}");

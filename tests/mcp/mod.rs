@@ -3,8 +3,10 @@
 //! the server writes, in order, so a test can ask what arrived and when.
 //!
 //! Every wait has a generous deadline and panics with the server's stderr when it runs out.
-//! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin` and clears the
-//! caller's `CAM_*` / `FAKE_CLI_*` variables; change that with `env` / `env_remove`.
+//! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin`, clears the
+//! caller's `CAM_*` / `FAKE_CLI_*` variables, passes `FAKE_CLI_*` on to the CLIs
+//! (`CAM_PASS_ENV`) and allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`);
+//! change that with `env` / `env_remove`.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -37,6 +39,15 @@ pub const AGENTS: [&str; 4] = ["codex", "claude", "gemini", "opencode"];
 
 pub fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
+}
+
+/// Where the tests' workspaces are: the temp dir, and the crate (the servers' default directory).
+pub fn test_roots() -> String {
+    format!(
+        "{}:{}",
+        std::env::temp_dir().display(),
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 /// How to start a server.
@@ -162,6 +173,8 @@ impl Server {
         command
             .env("CAM_GRACE_SECS", "1")
             .env("CAM_LOG", "info")
+            .env("CAM_PASS_ENV", "FAKE_CLI_*")
+            .env("CAM_ALLOWED_ROOTS", test_roots())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -6,6 +6,27 @@ use super::CommandLine;
 use crate::error::SetupError;
 use crate::request::{AgentKind, Permission, RunRequest};
 
+/// claude's own variables: its key, base URL and model settings (`ANTHROPIC_*`), its config
+/// dir and switches (`CLAUDE_*`, `DISABLE_*`), the root bypass (`IS_SANDBOX`), its tool and
+/// request timeouts and limits, and the Vertex regions. Bedrock's `AWS_*` and Vertex's
+/// credentials file are passed with `CAM_PASS_ENV`.
+pub(super) const OWN_ENV: &[&str] = &[
+    "ANTHROPIC_*",
+    "CLAUDE_*",
+    "DISABLE_*",
+    "IS_SANDBOX",
+    "MAX_THINKING_TOKENS",
+    "MAX_MCP_OUTPUT_TOKENS",
+    "MCP_TIMEOUT",
+    "MCP_TOOL_TIMEOUT",
+    "BASH_DEFAULT_TIMEOUT_MS",
+    "BASH_MAX_TIMEOUT_MS",
+    "BASH_MAX_OUTPUT_LENGTH",
+    "API_TIMEOUT_MS",
+    "CLOUD_ML_REGION",
+    "VERTEX_REGION_*",
+];
+
 pub(super) fn command(
     request: &RunRequest,
     program: &Path,

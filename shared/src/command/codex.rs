@@ -5,6 +5,10 @@ use std::path::Path;
 use super::CommandLine;
 use crate::request::{Permission, RunRequest};
 
+/// codex's own variables: its API key and base URL, and its home (config, sessions, auth).
+/// A custom provider's `env_key` is passed with `CAM_PASS_ENV`.
+pub(super) const OWN_ENV: &[&str] = &["OPENAI_*", "CODEX_*"];
+
 pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.arg("exec");

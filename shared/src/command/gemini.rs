@@ -5,6 +5,10 @@ use std::path::Path;
 use super::CommandLine;
 use crate::request::{Permission, RunRequest};
 
+/// gemini's own variables: its key, home and switches (`GEMINI_*`), and Google's API key,
+/// Cloud project, Vertex switch and credentials (`GOOGLE_*`).
+pub(super) const OWN_ENV: &[&str] = &["GEMINI_*", "GOOGLE_*"];
+
 pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.args([

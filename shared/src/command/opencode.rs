@@ -5,6 +5,23 @@ use std::path::Path;
 use super::CommandLine;
 use crate::request::{Permission, RunRequest};
 
+/// opencode's own variables (`OPENCODE_*`) and the keys of the model providers it reads from
+/// the environment. Keys saved by `opencode auth login` need nothing; cloud providers
+/// (`AWS_*`, `AZURE_*`, Vertex) and GitHub Copilot's `GITHUB_TOKEN` are passed with
+/// `CAM_PASS_ENV`.
+pub(super) const OWN_ENV: &[&str] = &[
+    "OPENCODE_*",
+    "ANTHROPIC_*",
+    "OPENAI_*",
+    "GEMINI_*",
+    "GOOGLE_GENERATIVE_AI_API_KEY",
+    "OPENROUTER_*",
+    "GROQ_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "MISTRAL_API_KEY",
+    "XAI_API_KEY",
+];
+
 pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.args(["run", "--format", "json", "--thinking"]);
@@ -18,10 +35,7 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     if let Some(session_id) = &request.session_id {
         cmd.flag_value("--session", session_id);
     }
-    cmd.env.push((
-        "OPENCODE_PERMISSION".into(),
-        policy(request.permission).into(),
-    ));
+    cmd.set_env("OPENCODE_PERMISSION", policy(request.permission));
     cmd
 }
 
@@ -50,7 +64,8 @@ mod tests {
             Path::new("opencode"),
         );
         assert_eq!(cmd.args, ["run", "--format", "json", "--thinking"]);
-        let policy: serde_json::Value = serde_json::from_str(&cmd.env[0].1).unwrap();
+        let policy = cmd.env[0].1.to_str().unwrap();
+        let policy: serde_json::Value = serde_json::from_str(policy).unwrap();
         assert_eq!(
             (policy["edit"].as_str(), policy["bash"].as_str()),
             (Some("deny"), Some("deny"))

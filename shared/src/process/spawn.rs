@@ -72,7 +72,9 @@ pub fn spawn(
     marker: &RunMarker,
 ) -> std::io::Result<SpawnedCli> {
     let mut wrap = CommandWrap::with_new(&command.program, |cmd| {
+        // The CLI's whole environment is the command line's: nothing else of ours leaks.
         cmd.args(&command.args)
+            .env_clear()
             .envs(command.env.iter().map(|(k, v)| (k, v)))
             .env(MARKER_VAR, marker.as_str())
             .current_dir(workspace)

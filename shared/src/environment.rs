@@ -1,0 +1,167 @@
+//! The environment a CLI starts with: not the server's whole environment (which may hold other
+//! tools' secrets: a `GITHUB_TOKEN`, AWS keys), but what any program needs to run ([`BASE`]),
+//! the CLI's own variables (its API keys and config homes, listed next to its command line),
+//! and whatever the person who runs the server passes on with `CAM_PASS_ENV`.
+
+use std::ffi::{OsStr, OsString};
+
+/// What every CLI gets: the basics of a Unix process, locale, temp and XDG directories, the
+/// session bus (where a CLI keeps its login in the desktop keyring), and the proxy and
+/// CA-bundle settings without which a CLI behind a corporate proxy cannot reach its model.
+pub const BASE: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "XDG_*",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "all_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
+
+/// A variable name, or a prefix when it ends in `*` (`OPENAI_*`; `*` alone passes everything).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnvPattern(String);
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "`{0}` is not a variable name or prefix (--pass-env / CAM_PASS_ENV): use names such as \
+     `MY_API_KEY` or prefixes such as `AWS_*`, separated by commas"
+)]
+pub struct BadEnvPattern(String);
+
+impl std::str::FromStr for EnvPattern {
+    type Err = BadEnvPattern;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let name = text.trim();
+        let stem = name.strip_suffix('*').unwrap_or(name);
+        let valid = stem.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid || name.is_empty() {
+            return Err(BadEnvPattern(text.to_owned()));
+        }
+        Ok(Self(name.to_owned()))
+    }
+}
+
+impl EnvPattern {
+    fn matches(&self, name: &OsStr) -> bool {
+        matches(&self.0, name)
+    }
+}
+
+impl std::fmt::Display for EnvPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn matches(pattern: &str, name: &OsStr) -> bool {
+    let name = name.as_encoded_bytes();
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix.as_bytes()),
+        None => name == pattern.as_bytes(),
+    }
+}
+
+/// The variables of `parent` a CLI whose own variables are `own` receives, with `passed`.
+pub fn inherited(
+    parent: impl IntoIterator<Item = (OsString, OsString)>,
+    own: &[&str],
+    passed: &[EnvPattern],
+) -> Vec<(OsString, OsString)> {
+    parent
+        .into_iter()
+        .filter(|(name, _)| {
+            BASE.iter().chain(own).any(|pattern| matches(pattern, name))
+                || passed.iter().any(|pattern| pattern.matches(name))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parent(names: &[&str]) -> Vec<(OsString, OsString)> {
+        names
+            .iter()
+            .map(|name| (OsString::from(name), OsString::from("v")))
+            .collect()
+    }
+
+    fn names(env: Vec<(OsString, OsString)>) -> Vec<String> {
+        env.into_iter()
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_cli_gets_the_base_its_own_prefixes_and_what_is_passed_and_nothing_else() {
+        let parent = parent(&[
+            "PATH",
+            "LC_ALL",
+            "https_proxy",
+            "OPENAI_API_KEY",
+            "CODEX_HOME",
+            "ANTHROPIC_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "MY_VAR",
+            "MY_VARIANT",
+        ]);
+        let passed = ["AWS_REGION".parse().unwrap(), "MY_VAR".parse().unwrap()];
+        assert_eq!(
+            names(inherited(parent, &["OPENAI_*", "CODEX_*"], &passed)),
+            [
+                "PATH",
+                "LC_ALL",
+                "https_proxy",
+                "OPENAI_API_KEY",
+                "CODEX_HOME",
+                "AWS_REGION",
+                "MY_VAR"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_passed_prefix_passes_every_variable_that_starts_with_it() {
+        let parent = parent(&["FAKE_CLI_DIRECTIVES", "FAKE_CLI_TAG", "FAKE", "OTHER"]);
+        let passed = ["FAKE_CLI_*".parse().unwrap()];
+        assert_eq!(
+            names(inherited(parent, &[], &passed)),
+            ["FAKE_CLI_DIRECTIVES", "FAKE_CLI_TAG"]
+        );
+    }
+
+    #[test]
+    fn a_pattern_is_a_name_or_a_prefix() {
+        for good in ["MY_KEY", "AWS_*", " GH_TOKEN ", "*"] {
+            assert!(good.parse::<EnvPattern>().is_ok(), "{good}");
+        }
+        for bad in ["", "A*B", "MY-KEY", "A=B", "$HOME"] {
+            let error = bad.parse::<EnvPattern>().unwrap_err().to_string();
+            assert!(error.contains("CAM_PASS_ENV"), "{error}");
+        }
+    }
+}

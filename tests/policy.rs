@@ -1,0 +1,380 @@
+//! What the person who runs the server bounds, end to end through the built binary and the fake
+//! CLI: the directories MCP calls may use (allowed roots), the most they may ask for (the
+//! permission ceiling), the environment each CLI gets, and the secrets masked in everything
+//! that leaves (results, progress, logs).
+
+mod common;
+mod mcp;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use cli_agent_engine::AgentKind;
+use common::{TempDir, fake_bin, wait_until};
+use mcp::{Server, all_text, is_error};
+use serde_json::{Value, json};
+
+fn structured(result: &Value) -> &Value {
+    &result["structuredContent"]
+}
+
+fn assert_completed(result: &Value) {
+    assert!(!is_error(result), "{result:#}");
+    assert_eq!(structured(result)["status"], "completed", "{result:#}");
+}
+
+fn canonical(path: &Path) -> String {
+    std::fs::canonicalize(path)
+        .expect("canonicalize")
+        .display()
+        .to_string()
+}
+
+/// A call of the codex fake in `workspace` (if given) that records what it saw in `record`.
+fn recording_call(record: &Path, workspace: Option<&Path>, permission: &str) -> Value {
+    let mut arguments = json!({
+        "prompt": format!("argv-out={}", record.display()),
+        "permission": permission,
+    });
+    if let Some(workspace) = workspace {
+        arguments["workspace"] = json!(workspace);
+    }
+    arguments
+}
+
+fn recorded(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).expect("the fake recorded its call"))
+        .expect("argv-out is JSON")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allowed roots
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_outside_the_allowed_roots_is_refused_naming_path_roots_and_setting() {
+    let (root, outside) = (TempDir::new("root"), TempDir::new("outside"));
+    let escape = root.path().join("escape");
+    std::os::unix::fs::symlink(outside.path(), &escape).expect("symlink");
+    let record = root.path().join("argv.json");
+    let mut server = Server::builder()
+        .env("CAM_ALLOWED_ROOTS", root.path())
+        .spawn();
+    server.initialize().await;
+
+    for workspace in [outside.path(), escape.as_path(), Path::new("/")] {
+        let result = server
+            .call(
+                "codex",
+                recording_call(&record, Some(workspace), "read-only"),
+            )
+            .await;
+        assert!(is_error(&result), "{workspace:?}: {result:#}");
+        let text = all_text(&result);
+        assert!(
+            text.contains(&workspace.display().to_string())
+                && text.contains(&canonical(root.path()))
+                && text.contains("CAM_ALLOWED_ROOTS"),
+            "{text}"
+        );
+    }
+    assert!(!record.exists(), "a refused call started its CLI");
+
+    let inside = root.path().join("project");
+    std::fs::create_dir(&inside).expect("mkdir");
+    let result = server
+        .call("codex", recording_call(&record, Some(&inside), "read-only"))
+        .await;
+    assert_completed(&result);
+    assert_eq!(recorded(&record)["cwd"], canonical(&inside));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_calls_may_use_the_servers_directory_and_home_and_nothing_else() {
+    let (home, cwd, elsewhere) = (
+        TempDir::new("home"),
+        TempDir::new("cwd"),
+        TempDir::new("elsewhere"),
+    );
+    let record = elsewhere.path().join("argv.json");
+    let mut server = Server::builder()
+        .env_remove("CAM_ALLOWED_ROOTS")
+        .env("HOME", home.path())
+        .cwd(cwd.path())
+        .spawn();
+    server.initialize().await;
+
+    for (workspace, expected) in [(None, cwd.path()), (Some(home.path()), home.path())] {
+        let result = server
+            .call("codex", recording_call(&record, workspace, "read-only"))
+            .await;
+        assert_completed(&result);
+        assert_eq!(recorded(&record)["cwd"], canonical(expected));
+    }
+
+    let refused = server
+        .call(
+            "codex",
+            recording_call(&record, Some(elsewhere.path()), "read-only"),
+        )
+        .await;
+    assert!(is_error(&refused), "{refused:#}");
+    let text = all_text(&refused);
+    assert!(
+        text.contains("the default: the server's directory and home")
+            && text.contains(&canonical(home.path()))
+            && text.contains(&canonical(cwd.path())),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_or_a_missing_directory_as_a_root_stops_the_server_at_start() {
+    for (roots, expected) in [
+        ("/", "`/` cannot be an allowed root"),
+        ("/tmp/..", "`/` cannot be an allowed root"),
+        ("/no/such/root", "allowed root /no/such/root cannot be used"),
+    ] {
+        let mut server = Server::builder().env("CAM_ALLOWED_ROOTS", roots).spawn();
+        let status = server.wait_exit(mcp::DEADLINE).await;
+        assert_eq!(status.code(), Some(2), "{roots}: {}", server.stderr());
+        // stderr is read by a task of its own, which may lag behind the exit.
+        wait_until(&format!("the server says {expected}"), || {
+            server.stderr().contains(expected)
+        })
+        .await;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The permission ceiling
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
+    let dir = TempDir::new("ceiling");
+    let record = dir.path().join("argv.json");
+    let cases = [
+        (None, "unlimited", false),
+        (None, "workspace-write", true),
+        (Some("read-only"), "workspace-write", false),
+        (Some("read-only"), "read-only", true),
+        (Some("unlimited"), "unlimited", true),
+    ];
+    for (ceiling, asked, allowed) in cases {
+        let mut builder = Server::builder();
+        if let Some(ceiling) = ceiling {
+            builder = builder.env("CAM_MAX_PERMISSION", ceiling);
+        }
+        let mut server = builder.spawn();
+        server.initialize().await;
+        let _ = std::fs::remove_file(&record);
+        let result = server
+            .call("codex", recording_call(&record, Some(dir.path()), asked))
+            .await;
+        if allowed {
+            assert_completed(&result);
+            continue;
+        }
+        let text = all_text(&result);
+        assert!(is_error(&result), "{ceiling:?} {asked}: {result:#}");
+        assert!(
+            text.contains(&format!("permission {asked} is above"))
+                && text.contains("CAM_MAX_PERMISSION"),
+            "{text}"
+        );
+        assert!(!record.exists(), "a refused call started its CLI");
+    }
+}
+
+#[test]
+fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
+    let (root, outside) = (TempDir::new("run-root"), TempDir::new("run-outside"));
+    let output = Command::new(mcp::binary())
+        .env("CAM_CODEX_BIN", fake_bin(AgentKind::Codex))
+        .env("CAM_ALLOWED_ROOTS", root.path())
+        .env("CAM_MAX_PERMISSION", "read-only")
+        .args([
+            "run",
+            "codex",
+            "answer=ran_anyway",
+            "--permission",
+            "unlimited",
+        ])
+        .arg("--workspace")
+        .arg(outside.path())
+        .stdin(Stdio::null())
+        .output()
+        .expect("run cli-agent-mcp");
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "ran anyway\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The environment each CLI gets
+
+/// Variables of the server: its own, each CLI's, a passed one, and other tools' secrets.
+const SERVER_ENV: &[(&str, &str)] = &[
+    ("HTTPS_PROXY", "http://proxy.invalid:3128"),
+    ("SSL_CERT_FILE", "/etc/ssl/certs/corporate.pem"),
+    ("LC_ALL", "C.UTF-8"),
+    ("OPENAI_API_KEY", "openai-key"),
+    ("CODEX_HOME", "/codex-home"),
+    ("ANTHROPIC_API_KEY", "anthropic-key"),
+    ("CLAUDE_CONFIG_DIR", "/claude-config"),
+    ("GEMINI_API_KEY", "gemini-key"),
+    ("GOOGLE_CLOUD_PROJECT", "a-project"),
+    ("OPENCODE_CONFIG", "/opencode.json"),
+    ("MY_PASSED_VAR", "passed"),
+    ("GITHUB_TOKEN", "github-token"),
+    ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
+];
+
+/// What each CLI must receive of [`SERVER_ENV`]; the rest must not reach it.
+fn expected_env(agent: AgentKind) -> Vec<&'static str> {
+    let mut names = vec!["HTTPS_PROXY", "SSL_CERT_FILE", "LC_ALL", "MY_PASSED_VAR"];
+    names.extend(match agent {
+        AgentKind::Codex => &["OPENAI_API_KEY", "CODEX_HOME"][..],
+        AgentKind::Claude => &["ANTHROPIC_API_KEY", "CLAUDE_CONFIG_DIR"],
+        AgentKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT"],
+        AgentKind::Opencode => &[
+            "OPENCODE_CONFIG",
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+        ],
+    });
+    names
+}
+
+fn assert_clean_env(agent: AgentKind, env: &Value) {
+    let expected = expected_env(agent);
+    for (name, value) in SERVER_ENV {
+        if expected.contains(name) {
+            assert_eq!(env[name], *value, "{agent} did not get {name}: {env:#}");
+        } else {
+            assert!(env.get(name).is_none(), "{agent} got {name}: {env:#}");
+        }
+    }
+    for name in ["PATH", "HOME", "CAM_RUN_ID"] {
+        assert!(env.get(name).is_some(), "{agent} lacks {name}: {env:#}");
+    }
+    let server_settings: Vec<_> = env
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name)
+        .filter(|name| name.starts_with("CAM_") && *name != "CAM_RUN_ID")
+        .collect();
+    assert!(
+        server_settings.is_empty(),
+        "{agent} got {server_settings:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_names_only() {
+    let dir = TempDir::new("env");
+    let mut builder = Server::builder().env("CAM_PASS_ENV", "FAKE_CLI_*,MY_PASSED_VAR");
+    for (name, value) in SERVER_ENV {
+        builder = builder.env(name, value);
+    }
+    let mut server = builder.spawn();
+    server.initialize().await;
+    for agent in AgentKind::ALL {
+        let record = dir.path().join(format!("{agent}.json"));
+        let result = server
+            .call(
+                agent.name(),
+                recording_call(&record, Some(dir.path()), "read-only"),
+            )
+            .await;
+        assert_completed(&result);
+        assert_clean_env(agent, &recorded(&record)["env"]);
+    }
+}
+
+#[test]
+fn run_gives_the_cli_the_same_clean_environment() {
+    let dir = TempDir::new("run-env");
+    let record = dir.path().join("argv.json");
+    let mut command = Command::new(mcp::binary());
+    command
+        .env("CAM_GEMINI_BIN", fake_bin(AgentKind::Gemini))
+        .env("CAM_PASS_ENV", "MY_PASSED_VAR")
+        .envs(SERVER_ENV.iter().copied())
+        .args(["run", "gemini", &format!("argv-out={}", record.display())])
+        .arg("--workspace")
+        .arg(dir.path())
+        .stdin(Stdio::null());
+    let output = command.output().expect("run cli-agent-mcp");
+    assert!(output.status.success(), "{output:?}");
+    assert_clean_env(AgentKind::Gemini, &recorded(&record)["env"]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction
+
+/// A key of Anthropic's shape and one of OpenAI's, with no `_` (the fake reads `_` as a space).
+const ANTHROPIC_KEY: &str = "sk-ant-api03-Q9wErTy7uIoP3aSdFgH5jKlZ2xCvBnM8qWeRtY4uIoPa";
+const OPENAI_KEY: &str = "sk-proj-Zx8Cv7Bn6Mq5We4Rt3Yu2Io1PaSdFgHjKlQwErTy";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_a_cli_prints_reaches_neither_the_result_nor_progress_nor_the_log() {
+    let mut server = Server::builder()
+        // rmcp logs every message it receives at debug, prompts included.
+        .env("CAM_LOG", "debug")
+        .env("CAM_PROGRESS_HEARTBEAT_SECS", "1")
+        .spawn();
+    server.initialize().await;
+
+    // A crash whose stderr holds the key: the stderr tail is quoted in the result.
+    let crashed = server
+        .call(
+            "gemini",
+            json!({"prompt": format!("crash=auth_failed_for_{ANTHROPIC_KEY}")}),
+        )
+        .await;
+    assert_eq!(
+        structured(&crashed)["error"]["kind"],
+        "crashed",
+        "{crashed:#}"
+    );
+    assert!(
+        structured(&crashed)["stderr_tail"]
+            .as_str()
+            .is_some_and(|tail| tail.contains("sk-ant-api03-Q9wE…[redacted]")),
+        "{crashed:#}"
+    );
+
+    // A failure whose message holds the key, lingering so progress reports it.
+    let prompt = format!("fail=the_key_{OPENAI_KEY}_was_rejected linger=4");
+    let id = server
+        .start_call("codex", json!({"prompt": prompt}), Some("key"))
+        .await;
+    let failed = server.result(id).await;
+    assert_eq!(structured(&failed)["status"], "failed", "{failed:#}");
+    assert!(
+        all_text(&failed).contains("sk-proj-Zx8C…[redacted]"),
+        "{failed:#}"
+    );
+    let progress: Vec<String> = server
+        .progress("key")
+        .iter()
+        .filter_map(|params| params["message"].as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        progress.iter().any(|line| line.contains("[redacted]")),
+        "no progress line reported the failure: {progress:?}"
+    );
+
+    server.ping().await;
+    // The log saw the keys (rmcp logs each request): otherwise this would prove nothing.
+    wait_until("the log shows a masked key", || {
+        server.stderr().contains("…[redacted]")
+    })
+    .await;
+    let everything = format!("{:?}\n{}", server.messages(), server.stderr());
+    for key in [ANTHROPIC_KEY, OPENAI_KEY] {
+        let secret = &key[key.len() - 30..];
+        assert!(!everything.contains(secret), "{key} leaked:\n{everything}");
+    }
+}
