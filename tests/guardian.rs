@@ -30,23 +30,6 @@ fn marker_of(pid: i32) -> String {
     format!("CAM_RUN_ID={pid}.")
 }
 
-/// Live processes with an environment entry starting with `prefix`.
-fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
-    let needle = prefix.as_bytes();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|entry| entry.starts_with(needle))
-            })
-        })
-        .collect()
-}
-
 /// Start the calls and wait until every process they leave behind is running.
 async fn start_contained_calls(server: &mut Server, tag: &str) {
     for n in 0..CALLS {
@@ -58,7 +41,7 @@ async fn start_contained_calls(server: &mut Server, tag: &str) {
     common::wait_for_tagged(tag, CALLS * TAGGED_PER_CALL).await;
     let marker = marker_of(server.pid());
     common::wait_until("every CLI carries the run marker", || {
-        pids_with_env_prefix(&marker).len() >= CALLS * (TAGGED_PER_CALL + 1)
+        common::pids_with_env_prefix(&marker).len() >= CALLS * (TAGGED_PER_CALL + 1)
     })
     .await;
 }
@@ -68,35 +51,16 @@ async fn wait_until_all_gone(tag: &str, server_pid: i32) -> Duration {
     let killed = Instant::now();
     let marker = marker_of(server_pid);
     common::wait_until("every process of the runs is gone", || {
-        common::tagged_pids(tag).is_empty() && pids_with_env_prefix(&marker).is_empty()
+        common::tagged_pids(tag).is_empty() && common::pids_with_env_prefix(&marker).is_empty()
     })
     .await;
     killed.elapsed()
 }
 
-/// The guardian of the running server `pid`: its child started with `__guardian`.
-fn guardian_of(pid: i32) -> Option<i32> {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-    children
-        .split_whitespace()
-        .filter_map(|child| child.parse().ok())
-        .find(|&child| is_guardian(child))
-}
-
-/// Alive (not a zombie) and running as a guardian.
-fn is_guardian(pid: i32) -> bool {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
-    });
-    alive && cmdline.split(|&b| b == 0).nth(1) == Some(b"__guardian".as_slice())
-}
-
 async fn wait_for_guardian(server: &Server) -> i32 {
     let mut found = None;
     common::wait_until("the server's guardian runs", || {
-        found = guardian_of(server.pid());
+        found = common::guardian_of(server.pid());
         found.is_some()
     })
     .await;
@@ -177,7 +141,7 @@ async fn the_guardian_exits_after_a_normal_exit_of_the_server() {
     let guardian = wait_for_guardian(&server).await;
     server.close_stdin();
     server.wait_exit(mcp::DEADLINE).await;
-    common::wait_until("the guardian exits", || !is_guardian(guardian)).await;
+    common::wait_until("the guardian exits", || !common::is_guardian(guardian)).await;
 }
 
 #[tokio::test]
@@ -185,7 +149,7 @@ async fn the_guardian_exits_after_a_sigkill_of_the_server() {
     let server = Server::start().await;
     let guardian = wait_for_guardian(&server).await;
     server.signal(Signal::SIGKILL);
-    common::wait_until("the guardian exits", || !is_guardian(guardian)).await;
+    common::wait_until("the guardian exits", || !common::is_guardian(guardian)).await;
 }
 
 #[tokio::test]

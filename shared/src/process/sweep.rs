@@ -10,7 +10,7 @@
 //! steal a status tokio is waiting for).
 //!
 //! Cost: a sweep round needs a look at the whole process table, and hundreds of runs may end
-//! at once. So one snapshot serves every sweep that asked before it was taken, it is read off
+//! at once. So one snapshot serves every sweep that asked for one before it began, it is read off
 //! the runtime (`spawn_blocking`), and it reads the environment only of the processes that
 //! can carry a marker without being in a run's group or session: our orphans (children that
 //! are not a live leader). Without the subreaper every process is such a candidate.
@@ -53,9 +53,11 @@ async fn snapshot_since(asked: Instant) -> Arc<Snapshot> {
         return snapshot.clone();
     }
     let taken = Instant::now();
-    let entries = tokio::task::spawn_blocking(read_snapshot)
-        .await
-        .unwrap_or_default();
+    // A runtime shutting down refuses blocking tasks: then read it here, never skip it.
+    let entries = match tokio::task::spawn_blocking(read_snapshot).await {
+        Ok(entries) => entries,
+        Err(_) => read_snapshot(),
+    };
     let snapshot = Arc::new(Snapshot { taken, entries });
     *last = Some(snapshot.clone());
     snapshot
@@ -171,6 +173,8 @@ pub fn kill_every_run() -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::process::CommandExt;
+
     use super::*;
 
     fn marked_sleeper(value: &str) -> std::process::Child {
@@ -212,6 +216,44 @@ mod tests {
             );
         }
         others.into_iter().for_each(kill_and_reap);
+    }
+
+    #[tokio::test]
+    async fn a_sweep_kills_the_runs_orphans_and_spares_an_unmarked_child_of_ours() {
+        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        let marker = RunMarker::new();
+        // The leader leaves a marked sleeper in a session of its own, then exits.
+        let child = tokio::process::Command::new("sh")
+            .args(["-c", "setsid sleep 60 & exit 0"])
+            .env(super::super::spawn::MARKER_VAR, marker.as_str())
+            .process_group(0)
+            .spawn()
+            .expect("spawn sh");
+        let leader = Leader::new(child).expect("leader");
+        let mut bystander = std::process::Command::new("sleep")
+            .arg("60")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        leader.exited().await;
+        let marked = || pids().any(|pid| marker_entry(pid) == Some(marker.environ_entry()));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !marked() {
+            assert!(
+                Instant::now() < deadline,
+                "the marked sleeper never started"
+            );
+            tokio::time::sleep(SWEEP_ROUND).await;
+        }
+
+        assert_eq!(sweep(&leader, &marker).await, 1);
+        assert!(!marked(), "the marked orphan is gone");
+        assert!(
+            bystander.try_wait().expect("try_wait").is_none(),
+            "unmarked, spared"
+        );
+        assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
+        kill_and_reap(bystander);
     }
 
     #[test]
