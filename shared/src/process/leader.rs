@@ -85,10 +85,10 @@ impl Leader {
 
     /// Reap the leader and give its pid back to the system; its exit status if it could be read.
     pub async fn reap(mut self) -> Option<ExitStatus> {
-        let mut child = self.child.take()?;
-        let status = child.wait().await.ok();
+        // Forgotten first: once reaped, the pid may come back as someone else's orphan.
         forget(self.pid);
-        status
+        let mut child = self.child.take()?;
+        child.wait().await.ok()
     }
 }
 
@@ -102,9 +102,9 @@ fn forget(pid: Pid) {
 /// reaps the child afterwards.
 impl Drop for Leader {
     fn drop(&mut self) {
+        forget(self.pid);
         if self.child.is_some() {
             self.signal_group(Signal::SIGKILL);
-            forget(self.pid);
         }
     }
 }
