@@ -144,14 +144,7 @@ async fn report_cancel_latency(count: usize) {
         pids.push(read_pid(&pid_file));
         let sent = Instant::now();
         server.cancel(id, "benchmark").await;
-        while pids.iter().any(|&pid| alive(pid)) {
-            tokio::time::sleep(Duration::from_micros(500)).await;
-            assert!(
-                sent.elapsed() < Duration::from_secs(30),
-                "the tree outlived a cancel"
-            );
-        }
-        latencies.push(sent.elapsed());
+        latencies.push(until_dead(&pids, sent, "the tree outlived a cancel").await);
     }
     println!(
         "cancel to tree gone: p50 {} p99 {} ({count} cancels)",
@@ -187,14 +180,7 @@ async fn report_guardian(kills: usize) {
         let pids = common::pids_with_env_prefix(&marker);
         let killed = Instant::now();
         server.signal(nix::sys::signal::Signal::SIGKILL);
-        while pids.iter().any(|&pid| alive(pid)) {
-            tokio::time::sleep(Duration::from_micros(500)).await;
-            assert!(
-                killed.elapsed() < Duration::from_secs(30),
-                "processes outlived the server"
-            );
-        }
-        latencies.push(killed.elapsed());
+        latencies.push(until_dead(&pids, killed, "processes outlived the server").await);
     }
     println!(
         "server SIGKILL to the last of {} processes of {RUNS} runs gone: p50 {} p99 {} ({kills} kills)",
@@ -245,6 +231,15 @@ async fn wait_for_pids(tag: &str, count: usize) -> Vec<i32> {
 fn read_pid(path: &std::path::Path) -> i32 {
     let text = std::fs::read_to_string(path).expect("the fake wrote its pid");
     text.trim().parse().expect("a pid")
+}
+
+/// Poll every 0.5 ms until none of `pids` is alive; how long that took since `since`.
+async fn until_dead(pids: &[i32], since: Instant, failure: &str) -> Duration {
+    while pids.iter().any(|&pid| alive(pid)) {
+        tokio::time::sleep(Duration::from_micros(500)).await;
+        assert!(since.elapsed() < Duration::from_secs(30), "{failure}");
+    }
+    since.elapsed()
 }
 
 /// Alive and not yet a zombie: a zombie is dead, only waiting for its parent to reap it.

@@ -70,32 +70,23 @@ pub fn tagged_pids(tag: &str) -> Vec<i32> {
 
 /// Live processes whose environment holds the entry `NAME=value`.
 pub fn pids_with_env(entry: &str) -> Vec<i32> {
-    let needle = entry.as_bytes();
+    pids_with_env_entry(|found| found == entry.as_bytes())
+}
+
+/// Live processes with an environment entry starting with `prefix`, e.g. `CAM_RUN_ID=<pid>.`
+/// for every run of the server `pid`.
+pub fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
+    pids_with_env_entry(|found| found.starts_with(prefix.as_bytes()))
+}
+
+fn pids_with_env_entry(matches: impl Fn(&[u8]) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == needle))
-        })
-        .collect()
-}
-
-/// Live processes with an environment entry starting with `prefix`, e.g. `CAM_RUN_ID=<pid>.`
-/// for every run of the server `pid`.
-pub fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
-    let needle = prefix.as_bytes();
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|entry| entry.starts_with(needle))
-            })
+                .is_ok_and(|environ| environ.split(|&b| b == 0).any(&matches))
         })
         .collect()
 }
