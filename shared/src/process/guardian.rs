@@ -10,7 +10,6 @@
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -52,10 +51,6 @@ impl Guardian {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        // SAFETY: setsid is async-signal-safe.
-        unsafe {
-            command.pre_exec(|| nix::unistd::setsid().map(drop).map_err(Into::into));
-        }
         let mut child = command.spawn().map_err(GuardianError::Start)?;
         let pipe = child
             .stdin
@@ -73,6 +68,9 @@ impl Guardian {
 /// `prefix` until none is left. Returns how many processes it killed.
 pub fn run_guardian(prefix: &str) -> Result<usize, GuardianError> {
     let prefix: MarkerPrefix = prefix.parse()?;
+    // Out of our parent's group and session, so a signal to those does not reach us. Done
+    // here rather than before exec so the parent can spawn us the fast way (posix_spawn).
+    let _ = nix::unistd::setsid();
     let mut stdin = std::io::stdin().lock();
     let mut buf = [0u8; 64];
     // Nothing is ever written: any end of the read (EOF or an error) means the server is gone.
