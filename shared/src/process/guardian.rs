@@ -10,7 +10,7 @@
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 
 use std::io::Read;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::spawn::{BadMarkerPrefix, MarkerPrefix};
@@ -35,32 +35,28 @@ pub enum GuardianError {
     Prefix(#[from] BadMarkerPrefix),
 }
 
-/// The running guardian of this process. Dropping it (or our death) closes its pipe.
+/// The running guardian of this process: the write end of its stdin. Dropping it (or our
+/// death) closes the pipe. The process is not waited for: it ends only after our pipe closes,
+/// normally as we exit, and whoever adopts it then reaps it.
 pub struct Guardian {
-    child: Child,
     _pipe: ChildStdin,
 }
 
 impl Guardian {
     /// Start the guardian of this process's runs. Call it before the first run.
     pub fn start() -> Result<Self, GuardianError> {
-        let mut command = Command::new("/proc/self/exe");
-        command
+        let child = Command::new("/proc/self/exe")
             .arg(GUARDIAN_COMMAND)
             .arg(MarkerPrefix::of_this_process().as_str())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
-        let mut child = command.spawn().map_err(GuardianError::Start)?;
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(GuardianError::Start)?;
         let pipe = child
             .stdin
-            .take()
             .ok_or_else(|| GuardianError::Start(std::io::Error::other("stdin was not piped")))?;
-        Ok(Self { child, _pipe: pipe })
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
+        Ok(Self { _pipe: pipe })
     }
 }
 
