@@ -8,6 +8,10 @@
 //! 4. Cancel latency: from writing `notifications/cancelled` to the moment no process of the
 //!    call is left (the CLI, its child and a process in its own session: each gone or a
 //!    zombie, polled every 0.5 ms); p50 and p99 of 100.
+//! 5. Guardian: from SIGKILL of the server to the last process of 5 runs gone (each CLI ignores
+//!    SIGINT/SIGTERM and leaves group children, a session child, a daemon and a stdout holder:
+//!    35 processes), p50 and p99 of 20; what the guardian costs the server's start (its spawn,
+//!    timed as the server does it), and the guardian's RSS.
 //!
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
 //! cores. No harness, only `std::time::Instant`; about a minute on two cores. Under
@@ -29,17 +33,20 @@ struct Sizes {
     cold_starts: usize,
     concurrent: usize,
     cancels: usize,
+    kills: usize,
 }
 
 const BENCH: Sizes = Sizes {
     cold_starts: 20,
     concurrent: 50,
     cancels: 100,
+    kills: 20,
 };
 const SMOKE: Sizes = Sizes {
     cold_starts: 2,
     concurrent: 4,
     cancels: 3,
+    kills: 2,
 };
 
 fn main() {
@@ -63,6 +70,7 @@ fn main() {
         report_idle_memory().await;
         report_load(sizes.concurrent).await;
         report_cancel_latency(sizes.cancels).await;
+        report_guardian(sizes.kills).await;
     });
 }
 
@@ -136,19 +144,83 @@ async fn report_cancel_latency(count: usize) {
         pids.push(read_pid(&pid_file));
         let sent = Instant::now();
         server.cancel(id, "benchmark").await;
-        while pids.iter().any(|&pid| alive(pid)) {
-            tokio::time::sleep(Duration::from_micros(500)).await;
-            assert!(
-                sent.elapsed() < Duration::from_secs(30),
-                "the tree outlived a cancel"
-            );
-        }
-        latencies.push(sent.elapsed());
+        latencies.push(until_dead(&pids, sent, "the tree outlived a cancel").await);
     }
     println!(
         "cancel to tree gone: p50 {} p99 {} ({count} cancels)",
         ms(percentile(&mut latencies, 50)),
         ms(percentile(&mut latencies, 99))
+    );
+}
+
+/// Directives of a CLI that leaves a process everywhere one can hide, and ignores SIGINT/SIGTERM.
+const CONTAINED: &str =
+    "hang ignore-signals children=2 stubborn-children=1 session-child daemon hold-stdout";
+const RUNS: usize = 5;
+/// Per run: the CLI and the 6 processes it leaves.
+const PROCESSES_PER_RUN: usize = 7;
+
+async fn report_guardian(kills: usize) {
+    let mut latencies = Vec::with_capacity(kills);
+    for _ in 0..kills {
+        let mut server = Server::start().await;
+        let tag = common::unique("bench-guardian");
+        for n in 0..RUNS {
+            let agent = mcp::AGENTS[n % mcp::AGENTS.len()];
+            let prompt = format!("{CONTAINED} tag={tag}");
+            server
+                .start_call(agent, json!({"prompt": prompt}), None)
+                .await;
+        }
+        let marker = format!("CAM_RUN_ID={}.", server.pid());
+        common::wait_until("every process of the runs is up", || {
+            common::pids_with_env_prefix(&marker).len() >= RUNS * PROCESSES_PER_RUN
+        })
+        .await;
+        let pids = common::pids_with_env_prefix(&marker);
+        let killed = Instant::now();
+        server.signal(nix::sys::signal::Signal::SIGKILL);
+        latencies.push(until_dead(&pids, killed, "processes outlived the server").await);
+    }
+    println!(
+        "server SIGKILL to the last of {} processes of {RUNS} runs gone: p50 {} p99 {} ({kills} kills)",
+        RUNS * PROCESSES_PER_RUN,
+        ms(percentile(&mut latencies, 50)),
+        ms(percentile(&mut latencies, 99))
+    );
+    report_guardian_cost(kills).await;
+}
+
+/// The guardian's spawn, timed exactly as the server pays it, and its RSS once it waits.
+async fn report_guardian_cost(count: usize) {
+    let mut spawns = Vec::with_capacity(count);
+    for _ in 0..count {
+        let started = Instant::now();
+        let mut guardian = std::process::Command::new(mcp::binary())
+            .args(["__guardian", "CAM_RUN_ID=1.0-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start a guardian");
+        spawns.push(started.elapsed());
+        drop(guardian.stdin.take());
+        guardian.wait().expect("the guardian exits on EOF");
+    }
+    let server = Server::start().await;
+    let guardian = common::guardian_of(server.pid()).expect("the server's guardian");
+    common::wait_until("the guardian waits on its pipe", || {
+        std::fs::read_to_string(format!("/proc/{guardian}/wchan"))
+            .is_ok_and(|w| w.contains("pipe_read"))
+    })
+    .await;
+    let status = ProcStatus::read(guardian);
+    println!(
+        "guardian: its spawn takes {} (p50; p95 {}) of the server's start; RSS {} MiB, \
+         of which {} MiB private",
+        ms(percentile(&mut spawns, 50)),
+        ms(percentile(&mut spawns, 95)),
+        mib(status.rss_kib),
+        mib(status.anon_kib)
     );
 }
 
@@ -164,6 +236,15 @@ fn read_pid(path: &std::path::Path) -> i32 {
     text.trim().parse().expect("a pid")
 }
 
+/// Poll every 0.5 ms until none of `pids` is alive; how long that took since `since`.
+async fn until_dead(pids: &[i32], since: Instant, failure: &str) -> Duration {
+    while pids.iter().any(|&pid| alive(pid)) {
+        tokio::time::sleep(Duration::from_micros(500)).await;
+        assert!(since.elapsed() < Duration::from_secs(30), "{failure}");
+    }
+    since.elapsed()
+}
+
 /// Alive and not yet a zombie: a zombie is dead, only waiting for its parent to reap it.
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
@@ -175,6 +256,8 @@ fn alive(pid: i32) -> bool {
 struct ProcStatus {
     rss_kib: u64,
     peak_rss_kib: u64,
+    /// The private part of the RSS; the rest is file pages (the binary), shared with others.
+    anon_kib: u64,
 }
 
 impl ProcStatus {
@@ -190,6 +273,7 @@ impl ProcStatus {
         Self {
             rss_kib: field("VmRSS:"),
             peak_rss_kib: field("VmHWM:"),
+            anon_kib: field("RssAnon:"),
         }
     }
 }

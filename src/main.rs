@@ -9,16 +9,24 @@ mod server;
 use std::process::ExitCode;
 
 use clap::Parser;
+use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, run_guardian};
 
 use crate::args::{Cli, Command};
 
 fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().is_some_and(|arg| arg == GUARDIAN_COMMAND) {
+        return guard(args.next());
+    }
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Serve(cli.serve));
     if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
+    // Held until we return; our death, however it comes, closes its pipe.
+    let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
+    let _guardian = starts_runs.then(start_guardian).flatten();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -40,4 +48,29 @@ fn main() -> ExitCode {
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+/// Before the first run: the guardian that kills our runs' processes if we are killed.
+fn start_guardian() -> Option<Guardian> {
+    Guardian::start()
+        .inspect_err(|error| tracing::warn!(%error))
+        .ok()
+}
+
+/// The hidden `__guardian <marker prefix>` command: no runtime, no logging, no clap.
+fn guard(prefix: Option<std::ffi::OsString>) -> ExitCode {
+    let prefix = prefix.unwrap_or_default();
+    match run_guardian(&prefix.to_string_lossy()) {
+        Ok(0) => ExitCode::SUCCESS,
+        Ok(killed) => {
+            eprintln!(
+                "cli-agent-mcp guardian: the server is gone; killed {killed} processes of its runs"
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("cli-agent-mcp guardian: {error}");
+            ExitCode::from(2)
+        }
+    }
 }

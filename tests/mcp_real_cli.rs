@@ -1,6 +1,7 @@
 //! The MCP server with the four real CLIs against the mock model server: for each CLI a plain
 //! call, a resume of its session, and a cancelled call whose whole tree goes while the server
-//! keeps serving. A CLI that is not installed skips locally and fails in CI (see tests/real).
+//! keeps serving; and the server SIGKILLed while each CLI's shell tool sleeps, leaving nothing.
+//! A CLI that is not installed skips locally and fails in CI (see tests/real).
 
 mod common;
 mod mcp;
@@ -9,6 +10,7 @@ mod real;
 use cli_agent_engine::AgentKind;
 use common::wait_until;
 use mcp::{Server, is_error, texts};
+use nix::sys::signal::Signal;
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
@@ -21,10 +23,10 @@ fn assert_completed(result: &Value) {
     assert_eq!(structured(result)["status"], "completed", "{result:#}");
 }
 
-async fn plain_call_resume_and_cancel(agent: AgentKind) {
-    let Some(bin) = real::installed(agent) else {
-        return;
-    };
+/// The mock model, a sandbox for `agent`'s real CLI, and a server that runs it; `None` when
+/// the CLI is not installed.
+async fn serve(agent: AgentKind) -> Option<(MockModel, Sandbox, Server)> {
+    let bin = real::installed(agent)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     let mut server = Server::builder()
@@ -32,6 +34,13 @@ async fn plain_call_resume_and_cancel(agent: AgentKind) {
         .cwd(&sandbox.workspace)
         .spawn();
     server.initialize().await;
+    Some((mock, sandbox, server))
+}
+
+async fn plain_call_resume_and_cancel(agent: AgentKind) {
+    let Some((mock, sandbox, mut server)) = serve(agent).await else {
+        return;
+    };
     let tool = agent.name();
 
     let first = server
@@ -78,6 +87,34 @@ async fn plain_call_resume_and_cancel(agent: AgentKind) {
     assert!(server.is_running(), "{}", server.stderr());
     let after = server.call(tool, json!({"prompt": "say hello"})).await;
     assert_completed(&after);
+}
+
+/// SIGKILL of the server while the CLI's shell tool sleeps in a session of its own: the
+/// guardian leaves nothing of the run.
+async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
+    let Some((_mock, sandbox, mut server)) = serve(agent).await else {
+        return;
+    };
+    let permission = real::shell_permission(agent).name();
+    let arguments = json!({"prompt": "RUN_SHELL: sleep 478", "permission": permission});
+    server.start_call(agent.name(), arguments, None).await;
+    wait_until("the tool's `sleep 478` runs", || {
+        sandbox.runs(b"sleep\x00478")
+    })
+    .await;
+
+    server.signal(Signal::SIGKILL);
+    wait_until("every process of the run is gone", || {
+        sandbox.survivors().is_empty()
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tools_of_every_real_cli_die_with_a_killed_server() {
+    for agent in AgentKind::ALL {
+        sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

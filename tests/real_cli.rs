@@ -8,7 +8,7 @@ mod real;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, ErrorKind, Outcome, Permission, RunRequest, Status};
+use cli_agent_engine::{AgentKind, ErrorKind, Outcome, RunRequest, Status};
 use common::wait_until;
 use real::{MockModel, Retries, Sandbox, closed_port, run};
 use serde_json::Value;
@@ -31,16 +31,6 @@ async fn run_prompt(sandbox: &Sandbox, prompt: &str) -> Outcome {
 fn assert_completed(outcome: &Outcome) {
     assert_eq!(outcome.status, Status::Completed, "{outcome:#?}");
     assert!(outcome.error.is_none(), "{outcome:#?}");
-}
-
-/// The permission under which each CLI offers its shell tool to the model without asking.
-/// claude's `unlimited` needs `IS_SANDBOX=1` as root, which the engine checks in its own
-/// environment; `workspace-write` pre-approves Bash just as well.
-fn shell_permission(agent: AgentKind) -> Permission {
-    match agent {
-        AgentKind::Claude => Permission::WorkspaceWrite,
-        _ => Permission::Unlimited,
-    }
 }
 
 async fn plain_prompt_returns_answer_session_and_usage(agent: AgentKind) {
@@ -180,12 +170,9 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
         return;
     };
     let mut request = sandbox.request("RUN_SHELL: sleep 477");
-    request.permission = shell_permission(agent);
+    request.permission = real::shell_permission(agent);
     let outcome = cancel_when(&sandbox, request, "the tool's `sleep 477` runs", || {
-        sandbox.survivors().into_iter().any(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmdline| cmdline.starts_with(b"sleep\x00477"))
-        })
+        sandbox.runs(b"sleep\x00477")
     })
     .await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");

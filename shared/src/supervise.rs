@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::dialect::{self, Dialect, LineIssue};
 use crate::event::AgentEvent;
-use crate::process::{self, Line, LineReader, RunMarker, SpawnedCli, StderrTail};
+use crate::process::{self, Leader, Line, LineReader, RunMarker, SpawnedCli, StderrTail};
 use crate::request::AgentKind;
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
@@ -52,7 +52,6 @@ pub async fn supervise(
     observer: Observer<'_>,
 ) -> (Transcript, ProcessEnd) {
     let SpawnedCli {
-        mut child,
         leader,
         stdin,
         stdout,
@@ -75,37 +74,38 @@ pub async fn supervise(
     ));
 
     let mut run = RunState::new(agent, limits, started, observer);
-    let exit = loop {
+    loop {
         tokio::select! {
-            status = child.wait() => break status.ok(),
+            () = leader.exited() => break,
             item = items.recv(), if run.stdout_open => {
                 if let Some(cause) = run.take(item) {
-                    run.begin_stop(leader, cause);
+                    run.begin_stop(&leader, cause);
                 }
             }
-            () = cancel.cancelled(), if run.stop.is_none() => run.begin_stop(leader, StopCause::Cancelled),
+            () = cancel.cancelled(), if run.stop.is_none() => run.begin_stop(&leader, StopCause::Cancelled),
             () = sleep_until(run.total_at), if run.stop.is_none() => {
-                run.begin_stop(leader, StopCause::TotalTimeout(limits.total));
+                run.begin_stop(&leader, StopCause::TotalTimeout(limits.total));
             }
             () = until(run.idle_at), if run.stop.is_none() && run.idle_at.is_some() => {
-                run.begin_stop(leader, StopCause::IdleTimeout(limits.idle.unwrap_or_default()));
+                run.begin_stop(&leader, StopCause::IdleTimeout(limits.idle.unwrap_or_default()));
             }
             () = until(run.linger_until), if run.stop.is_none() && run.linger_until.is_some() => {
-                run.begin_stop(leader, StopCause::Lingered);
+                run.begin_stop(&leader, StopCause::Lingered);
             }
             () = until(run.kill_at), if run.kill_at.is_some() => {
-                process::signal_group(leader, Signal::SIGKILL);
+                leader.signal_group(Signal::SIGKILL);
                 run.kill_at = None;
             }
         }
-    };
+    }
 
-    // Members of the group that outlived the leader, then everything that left the group.
-    process::signal_group(leader, Signal::SIGKILL);
-    let swept = process::sweep(leader, &marker).await;
+    // The leader exited but is not reaped, so its group and session are still the run's:
+    // kill the group, sweep up what left it, and only then reap the leader.
+    let swept = process::sweep(&leader, &marker).await;
     if swept > 0 {
         tracing::debug!(%agent, swept, "killed processes the CLI left behind");
     }
+    let exit = leader.reap().await;
     writer.abort();
 
     let drain_until = Instant::now() + limits.drain_grace;
@@ -191,7 +191,7 @@ impl<'o> RunState<'o> {
     /// The polite first step of a teardown: SIGINT to the whole group (codex and claude stop
     /// cleanly on it; gemini only when the group gets it), then SIGKILL after the grace.
     /// A second cause while stopping only replaces the first if it is a lost line.
-    fn begin_stop(&mut self, leader: nix::unistd::Pid, cause: StopCause) {
+    fn begin_stop(&mut self, leader: &Leader, cause: StopCause) {
         if self.stop.is_some() {
             if matches!(cause, StopCause::OutputTooLarge { .. }) {
                 self.stop = Some(cause);
@@ -201,7 +201,7 @@ impl<'o> RunState<'o> {
         tracing::debug!(%leader, ?cause, "stopping the CLI");
         self.transcript.note_stop_requested();
         self.stop = Some(cause);
-        process::signal_group(leader, Signal::SIGINT);
+        leader.signal_group(Signal::SIGINT);
         self.kill_at = Some(Instant::now() + self.limits.grace);
     }
 }

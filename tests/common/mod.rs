@@ -70,16 +70,44 @@ pub fn tagged_pids(tag: &str) -> Vec<i32> {
 
 /// Live processes whose environment holds the entry `NAME=value`.
 pub fn pids_with_env(entry: &str) -> Vec<i32> {
-    let needle = entry.as_bytes();
+    pids_with_env_entry(|found| found == entry.as_bytes())
+}
+
+/// Live processes with an environment entry starting with `prefix`, e.g. `CAM_RUN_ID=<pid>.`
+/// for every run of the server `pid`.
+pub fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
+    pids_with_env_entry(|found| found.starts_with(prefix.as_bytes()))
+}
+
+fn pids_with_env_entry(matches: impl Fn(&[u8]) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == needle))
+                .is_ok_and(|environ| environ.split(|&b| b == 0).any(&matches))
         })
         .collect()
+}
+
+/// The guardian of the running server (or `run`) `pid`: its child started with `__guardian`.
+pub fn guardian_of(pid: i32) -> Option<i32> {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+    children
+        .split_whitespace()
+        .filter_map(|child| child.parse().ok())
+        .find(|&child| is_guardian(child))
+}
+
+/// Alive (not a zombie) and running as a guardian.
+pub fn is_guardian(pid: i32) -> bool {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
+    });
+    alive && cmdline.split(|&b| b == 0).nth(1) == Some(b"__guardian".as_slice())
 }
 
 /// Poll `condition` until it holds, panicking with `what` after [`DEADLINE`].

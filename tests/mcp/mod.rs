@@ -71,6 +71,12 @@ impl Builder {
         self
     }
 
+    /// Start the server as the leader of a process group of its own.
+    pub fn own_process_group(mut self) -> Self {
+        self.command.process_group(0);
+        self
+    }
+
     pub fn cwd(mut self, dir: &Path) -> Self {
         self.command.current_dir(dir);
         self

@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
-use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, RunRequest};
+use cli_agent_engine::{
+    AgentEvent, AgentKind, Engine, EngineConfig, Outcome, Permission, RunRequest,
+};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -200,6 +202,15 @@ impl Sandbox {
         pids_with_env(&self.tag)
     }
 
+    /// Whether a process of this sandbox's CLI runs a command line starting with `argv`
+    /// (NUL-separated, as in `/proc/<pid>/cmdline`).
+    pub fn runs(&self, argv: &[u8]) -> bool {
+        self.survivors().into_iter().any(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.starts_with(argv))
+        })
+    }
+
     /// Assert that none of the processes this sandbox's CLI started is alive.
     pub fn assert_nothing_left(&self) {
         assert_none_with_env(&self.tag);
@@ -354,4 +365,14 @@ pub async fn run(
 
 /// Generous bound for one real-CLI run on a loaded 2-core machine; opencode's fixed retries
 /// of a refused connection take about 70 s of it.
+/// The permission under which each CLI offers its shell tool to the model without asking.
+/// claude's `unlimited` needs `IS_SANDBOX=1` as root, which the engine checks in its own
+/// environment; `workspace-write` pre-approves Bash just as well.
+pub fn shell_permission(agent: AgentKind) -> Permission {
+    match agent {
+        AgentKind::Claude => Permission::WorkspaceWrite,
+        _ => Permission::Unlimited,
+    }
+}
+
 pub const RUN_DEADLINE: Duration = Duration::from_secs(180);

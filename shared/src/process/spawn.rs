@@ -2,35 +2,30 @@
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::unistd::Pid;
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessSession};
-use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
+use super::leader::Leader;
 use crate::command::CommandLine;
 
 /// The environment variable that marks every process of one run, so a sweep can find the
 /// run's processes wherever they went (their own sessions, double forks).
 pub const MARKER_VAR: &str = "CAM_RUN_ID";
 
-/// The marker value of one run.
+/// The marker value of one run: `<instance>-<n>`, where the instance is this process's pid
+/// and start time, so a later process that reuses our pid cannot claim our runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunMarker(String);
 
 impl RunMarker {
     pub fn new() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
         let seq = NEXT.fetch_add(1, Ordering::Relaxed);
-        Self(format!("{}-{nanos:x}-{seq}", std::process::id()))
-    }
-
-    /// The start of the `/proc/<pid>/environ` entry of every run of this process.
-    pub fn process_prefix() -> Vec<u8> {
-        format!("{MARKER_VAR}={}-", std::process::id()).into_bytes()
+        Self(format!("{}-{seq}", instance()))
     }
 
     /// `CAM_RUN_ID=<value>` as it appears in `/proc/<pid>/environ`.
@@ -49,11 +44,68 @@ impl Default for RunMarker {
     }
 }
 
+/// This process's instance id: `<pid>.<start time in ns, hex>`, fixed at first use.
+fn instance() -> &'static str {
+    static INSTANCE: OnceLock<String> = OnceLock::new();
+    INSTANCE.get_or_init(|| {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        format!("{}.{nanos:x}", std::process::id())
+    })
+}
+
+/// The start of the marker entry of every run of one process instance.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MarkerPrefix(String);
+
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0:?} is not a run-marker prefix (expected {MARKER_VAR}=<pid>.<hex>-); \
+     the guardian is started by cli-agent-mcp itself, not by hand"
+)]
+pub struct BadMarkerPrefix(String);
+
+impl MarkerPrefix {
+    /// The prefix of this process's runs.
+    pub fn of_this_process() -> Self {
+        Self(format!("{MARKER_VAR}={}-", instance()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn matches(&self, entry: &[u8]) -> bool {
+        entry.starts_with(self.0.as_bytes())
+    }
+}
+
+impl std::str::FromStr for MarkerPrefix {
+    type Err = BadMarkerPrefix;
+
+    /// Only a whole instance prefix: a shorter one would match the runs of other servers.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = || BadMarkerPrefix(text.to_owned());
+        let instance = text
+            .strip_prefix(MARKER_VAR)
+            .and_then(|rest| rest.strip_prefix('='))
+            .and_then(|rest| rest.strip_suffix('-'))
+            .ok_or_else(bad)?;
+        let (pid, nanos) = instance.split_once('.').ok_or_else(bad)?;
+        let digits =
+            |part: &str, radix| !part.is_empty() && part.chars().all(|c| c.is_digit(radix));
+        if digits(pid, 10) && digits(nanos, 16) {
+            Ok(Self(text.to_owned()))
+        } else {
+            Err(bad())
+        }
+    }
+}
+
 /// A started CLI: the session leader and its pipes.
 pub struct SpawnedCli {
-    pub child: Child,
-    /// pid = pgid = sid of the leader.
-    pub leader: Pid,
+    pub leader: Leader,
     pub stdin: ChildStdin,
     pub stdout: ChildStdout,
     pub stderr: ChildStderr,
@@ -95,17 +147,12 @@ pub fn spawn(
     // signal the group ourselves.
     let mut child = unsafe { wrapped.try_into_inner_child() }
         .map_err(|_| std::io::Error::other("process-wrap returned no native child"))?;
-    let pid = child
-        .id()
-        .ok_or_else(|| std::io::Error::other("the CLI exited before it could be tracked"))?;
-    let leader = Pid::from_raw(pid as i32);
     let take = |what| std::io::Error::other(format!("the CLI's {what} was not piped"));
     Ok(SpawnedCli {
         stdin: child.stdin.take().ok_or_else(|| take("stdin"))?,
         stdout: child.stdout.take().ok_or_else(|| take("stdout"))?,
         stderr: child.stderr.take().ok_or_else(|| take("stderr"))?,
-        leader,
-        child,
+        leader: Leader::new(child)?,
     })
 }
 

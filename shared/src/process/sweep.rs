@@ -1,162 +1,275 @@
-//! Signalling a run's group, and sweeping up every process of the run that escaped it.
+//! Sweeping up every process of a run that escaped its group, and killing every process of
+//! every run as a last resort.
 //!
 //! The real CLIs run their tools in sessions of their own, and some leave them running when
 //! signalled, so a group signal is never enough. A process belongs to a run if it is in the
-//! run's group or session, or carries the run's marker in its environment. Thanks to the
-//! subreaper, orphans come back to this process, which reaps them by pid (never
-//! `waitpid(-1)`, which could steal a status tokio is waiting for).
+//! run's group or session (certain only while the leader is unreaped, which [`Leader`]
+//! guarantees) or carries the run's marker in its environment. Every kill goes through a
+//! pidfd after the check, so a reused pid is never hit. Thanks to the subreaper, orphans come
+//! back to this process, which reaps them by pid or pidfd (never `waitpid(-1)`, which could
+//! steal a status tokio is waiting for).
+//!
+//! Cost: a sweep round needs a look at the whole process table, and hundreds of runs may end
+//! at once. So one snapshot serves every sweep that asked for one before it began, it is read off
+//! the runtime (`spawn_blocking`), and it reads the environment only of the processes that
+//! can carry a marker without being in a run's group or session: our orphans (children that
+//! are not a live leader). Without the subreaper every process is such a candidate.
 
-use std::collections::HashSet;
-use std::time::Duration;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use super::spawn::RunMarker;
-
-/// Send `signal` to the run's process group. False when the group is already gone.
-pub fn signal_group(leader: Pid, signal: Signal) -> bool {
-    match killpg(leader, signal) {
-        Ok(()) => true,
-        Err(Errno::ESRCH) => false,
-        Err(error) => {
-            tracing::warn!(%leader, ?signal, %error, "could not signal the CLI's process group");
-            false
-        }
-    }
-}
+use super::leader::{Leader, is_live_leader};
+use super::pidfd::{Fate, PidFd, kill_if};
+use super::proc_table::{ProcStat, marker_entry, pids, process_table};
+use super::spawn::{MarkerPrefix, RunMarker};
 
 /// How long a sweep keeps going while processes of the run are still dying.
 const SWEEP_LIMIT: Duration = Duration::from_secs(5);
 const SWEEP_ROUND: Duration = Duration::from_millis(10);
 
-/// SIGKILL every remaining process of the run and reap those that were re-parented to us.
-/// Returns how many processes it killed.
-pub async fn sweep(leader: Pid, marker: &RunMarker) -> usize {
+/// One process in a snapshot, with its marker entry when it was a candidate for one.
+struct Entry {
+    stat: ProcStat,
+    marker: Option<Vec<u8>>,
+}
+
+struct Snapshot {
+    taken: Instant,
+    entries: Vec<Entry>,
+}
+
+static LAST: tokio::sync::Mutex<Option<Arc<Snapshot>>> = tokio::sync::Mutex::const_new(None);
+
+/// A snapshot of the process table taken no earlier than `asked`: the last one if it began
+/// after `asked`, else a new one. Sweeps waiting for the lock share the next one.
+async fn snapshot_since(asked: Instant) -> Arc<Snapshot> {
+    let mut last = LAST.lock().await;
+    if let Some(snapshot) = last.as_ref().filter(|s| s.taken >= asked) {
+        return snapshot.clone();
+    }
+    let taken = Instant::now();
+    // A runtime shutting down refuses blocking tasks: then read it here, never skip it.
+    let entries = match tokio::task::spawn_blocking(read_snapshot).await {
+        Ok(entries) => entries,
+        Err(_) => read_snapshot(),
+    };
+    let snapshot = Arc::new(Snapshot { taken, entries });
+    *last = Some(snapshot.clone());
+    snapshot
+}
+
+fn read_snapshot() -> Vec<Entry> {
     let me = Pid::this();
-    let marker = marker.environ_entry();
-    let mut killed: HashSet<Pid> = HashSet::new();
-    let deadline = tokio::time::Instant::now() + SWEEP_LIMIT;
+    let subreaper = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
+    process_table()
+        .map(|stat| {
+            let candidate =
+                !stat.is_zombie() && (!subreaper || (stat.ppid == me && !is_live_leader(stat.pid)));
+            let marker = candidate.then(|| marker_entry(stat.pid)).flatten();
+            Entry { stat, marker }
+        })
+        .collect()
+}
+
+/// SIGKILL every remaining process of the run and reap those that were re-parented to us.
+/// Call it after the leader exited and before reaping it. Returns how many it killed.
+pub async fn sweep(leader: &Leader, marker: &RunMarker) -> usize {
+    let mut run = RunSweep {
+        leader: leader.pid(),
+        marker: marker.environ_entry(),
+        killed: HashMap::new(),
+        followed: 0,
+        count: 0,
+    };
+    let deadline = Instant::now() + SWEEP_LIMIT;
     loop {
-        let mut pending = false;
-        for proc in process_table() {
-            let ours = proc.pgrp == leader
-                || proc.session == leader
-                || killed.contains(&proc.pid)
-                || (!proc.is_zombie() && has_marker(proc.pid, &marker));
-            if !ours || proc.pid == me {
-                continue;
-            }
-            if !proc.is_zombie() {
-                let _ = kill(proc.pid, Signal::SIGKILL);
-                killed.insert(proc.pid);
-                pending = true;
-            } else if proc.ppid == me {
-                let _ = waitpid(proc.pid, Some(WaitPidFlag::WNOHANG));
-            } else {
-                // Its parent is one of ours too: once that dies, the zombie comes to us.
-                pending = true;
-            }
+        leader.signal_group(Signal::SIGKILL);
+        let snapshot = snapshot_since(Instant::now()).await;
+        if !run.round(&snapshot) {
+            return run.count;
         }
-        if !pending {
-            return killed.len();
-        }
-        if tokio::time::Instant::now() >= deadline {
-            tracing::warn!(%leader, "some processes of the run were still dying when the sweep gave up");
-            return killed.len();
+        if Instant::now() >= deadline {
+            tracing::warn!(leader = %run.leader, "some processes of the run were still dying when the sweep gave up");
+            return run.count;
         }
         tokio::time::sleep(SWEEP_ROUND).await;
     }
 }
 
-/// What `/proc/<pid>/stat` says about one process.
-struct ProcStat {
-    pid: Pid,
-    state: u8,
-    ppid: Pid,
-    pgrp: Pid,
-    session: Pid,
+struct RunSweep {
+    leader: Pid,
+    marker: Vec<u8>,
+    /// Processes killed and not yet gone, followed (and reaped) through their pidfds: a
+    /// zombie has lost the environment that showed its marker.
+    killed: HashMap<Pid, PidFd>,
+    /// How many of `killed` were counted already.
+    followed: usize,
+    count: usize,
 }
 
-impl ProcStat {
-    fn is_zombie(&self) -> bool {
-        self.state == b'Z'
+impl RunSweep {
+    fn in_group_or_session(&self, stat: &ProcStat) -> bool {
+        stat.pgrp == self.leader || stat.session == self.leader
     }
 
-    fn read(pid: i32) -> Option<Self> {
-        let stat = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
-        // The command name may contain spaces and parentheses: fields start after the last ')'.
-        let after_name = stat.iter().rposition(|&b| b == b')')? + 1;
-        let rest = std::str::from_utf8(&stat[after_name..]).ok()?;
-        let mut fields = rest.split_ascii_whitespace();
-        let state = *fields.next()?.as_bytes().first()?;
-        let mut next_pid = || fields.next()?.parse().ok().map(Pid::from_raw);
-        Some(Self {
-            pid: Pid::from_raw(pid),
-            state,
-            ppid: next_pid()?,
-            pgrp: next_pid()?,
-            session: next_pid()?,
-        })
+    /// Whether the process at `pid` belongs to the run, judged afresh.
+    fn owns(&self, pid: Pid) -> bool {
+        ProcStat::read(pid).is_some_and(|stat| self.in_group_or_session(&stat))
+            || marker_entry(pid).as_ref() == Some(&self.marker)
+    }
+
+    /// One round over a snapshot: kill what lives, reap what died. True while anything of the
+    /// run is still alive or unreaped.
+    fn round(&mut self, snapshot: &Snapshot) -> bool {
+        let me = Pid::this();
+        let mut pending = false;
+        for Entry { stat, marker } in &snapshot.entries {
+            let ours = self.in_group_or_session(stat) || marker.as_ref() == Some(&self.marker);
+            if !ours || stat.pid == self.leader {
+                continue;
+            }
+            if !stat.is_zombie() {
+                if !self.killed.contains_key(&stat.pid)
+                    && let Some(pidfd) = kill_if(stat.pid, |pid| self.owns(pid))
+                {
+                    self.killed.insert(stat.pid, pidfd);
+                }
+            } else if stat.ppid == me {
+                // Our zombie child: only we can reap it, so the pid is still this one.
+                let _ = waitpid(stat.pid, Some(WaitPidFlag::WNOHANG));
+            } else {
+                // Its parent is one of ours too: once that dies, the zombie comes to us.
+                pending = true;
+            }
+        }
+        self.count += self.killed.len() - self.followed;
+        self.killed
+            .retain(|_, pidfd| pidfd.reap() == Fate::Lingering);
+        self.followed = self.killed.len();
+        pending || !self.killed.is_empty()
     }
 }
 
-fn process_table() -> impl Iterator<Item = ProcStat> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
-        .filter_map(ProcStat::read)
-}
-
-fn has_marker(pid: Pid, marker: &[u8]) -> bool {
-    environ_has(pid, |entry| entry == marker)
-}
-
-fn environ_has(pid: Pid, mut matches: impl FnMut(&[u8]) -> bool) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ"))
-        .is_ok_and(|environ| environ.split(|&b| b == 0).any(&mut matches))
+/// SIGKILL every live process carrying a marker that starts with `prefix`, each through a
+/// pidfd after its marker is checked again. One pass; returns how many it killed.
+pub fn kill_marked(prefix: &MarkerPrefix) -> usize {
+    let ours = |pid| marker_entry(pid).is_some_and(|entry| prefix.matches(&entry));
+    pids()
+        .filter(|&pid| ours(pid))
+        .filter(|&pid| kill_if(pid, ours).is_some())
+        .count()
 }
 
 /// SIGKILL every live process that any run of this process started: the last resort of a
 /// server shutdown whose teardowns did not finish in time. Returns how many it signalled.
 pub fn kill_every_run() -> usize {
-    let prefix = RunMarker::process_prefix();
-    let me = Pid::this();
-    process_table()
-        .filter(|proc| proc.pid != me && !proc.is_zombie())
-        .filter(|proc| environ_has(proc.pid, |entry| entry.starts_with(&prefix)))
-        .filter(|proc| kill(proc.pid, Signal::SIGKILL).is_ok())
-        .count()
+    kill_marked(&MarkerPrefix::of_this_process())
 }
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::process::CommandExt;
+
     use super::*;
+
+    fn marked_sleeper(value: &str) -> std::process::Child {
+        std::process::Command::new("sleep")
+            .arg("60")
+            .env(super::super::spawn::MARKER_VAR, value)
+            .spawn()
+            .expect("spawn sleep")
+    }
+
+    fn kill_and_reap(mut child: std::process::Child) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
 
     #[test]
     fn kill_every_run_kills_the_processes_marked_by_this_process_only() {
-        let marked = |value: String| {
-            std::process::Command::new("sleep")
-                .arg("60")
-                .env(super::super::spawn::MARKER_VAR, value)
-                .spawn()
-                .expect("spawn sleep")
-        };
-        let mut ours = marked(RunMarker::new().as_str().to_owned());
-        let mut other = marked(format!("{}9-0-0", std::process::id()));
+        let mut ours = marked_sleeper(RunMarker::new().as_str());
+        // Another server instance, and one that once had our pid (same pid, other start).
+        let instance = MarkerPrefix::of_this_process();
+        let same_pid = format!("{}.0-0", std::process::id());
+        let mut others = [
+            marked_sleeper("1.1-0"),
+            marked_sleeper(&same_pid),
+            marked_sleeper(&format!(
+                "{}0-0",
+                instance.as_str()["CAM_RUN_ID=".len()..].trim_end_matches('-')
+            )),
+        ];
         assert_eq!(kill_every_run(), 1);
         assert!(
             ours.wait().expect("wait").code().is_none(),
             "killed by a signal"
         );
+        for other in &mut others {
+            assert!(
+                other.try_wait().expect("try_wait").is_none(),
+                "another instance's run"
+            );
+        }
+        others.into_iter().for_each(kill_and_reap);
+    }
+
+    #[tokio::test]
+    async fn a_sweep_kills_the_runs_orphans_and_spares_an_unmarked_child_of_ours() {
+        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        let marker = RunMarker::new();
+        // The leader leaves a marked sleeper in a session of its own, then exits.
+        let child = tokio::process::Command::new("sh")
+            .args(["-c", "setsid sleep 60 & exit 0"])
+            .env(super::super::spawn::MARKER_VAR, marker.as_str())
+            .process_group(0)
+            .spawn()
+            .expect("spawn sh");
+        let leader = Leader::new(child).expect("leader");
+        let mut bystander = std::process::Command::new("sleep")
+            .arg("60")
+            .process_group(0)
+            .spawn()
+            .expect("spawn sleep");
+        leader.exited().await;
+        let marked = || pids().any(|pid| marker_entry(pid) == Some(marker.environ_entry()));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !marked() {
+            assert!(
+                Instant::now() < deadline,
+                "the marked sleeper never started"
+            );
+            tokio::time::sleep(SWEEP_ROUND).await;
+        }
+
+        assert_eq!(sweep(&leader, &marker).await, 1);
+        assert!(!marked(), "the marked orphan is gone");
         assert!(
-            other.try_wait().expect("try_wait").is_none(),
-            "another process's run"
+            bystander.try_wait().expect("try_wait").is_none(),
+            "unmarked, spared"
         );
-        let _ = other.kill();
-        let _ = other.wait();
+        assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
+        kill_and_reap(bystander);
+    }
+
+    #[test]
+    fn a_marker_prefix_must_name_a_whole_instance() {
+        let ours = MarkerPrefix::of_this_process();
+        assert_eq!(ours.as_str().parse::<MarkerPrefix>().ok(), Some(ours));
+        for bad in [
+            "",
+            "CAM_RUN_ID=",
+            "CAM_RUN_ID=-",
+            "CAM_RUN_ID=12-",
+            "CAM_RUN_ID=12.-",
+            "OTHER=1.a-",
+            "CAM_RUN_ID=1.ag-",
+        ] {
+            assert!(bad.parse::<MarkerPrefix>().is_err(), "{bad:?} accepted");
+        }
     }
 }

@@ -1,0 +1,88 @@
+//! The guardian: one small process per server (or `run`) that outlives it and, when it dies
+//! however it dies (SIGKILL included), kills every process of its runs.
+//!
+//! It is our own binary run again with a hidden first argument, in a session of its own (a
+//! signal to our group or session does not reach it). Its stdin is a pipe whose write end
+//! only we hold (close-on-exec, so no CLI inherits it): it blocks reading, and EOF means we
+//! are gone. Then it SIGKILLs, round after round until a round finds none, every process whose
+//! environment carries this process instance's marker prefix, each through a pidfd after the
+//! marker is checked again, and exits. On a normal exit it finds nothing and exits at once.
+//! Its stdout is /dev/null: it must never hold the MCP channel open.
+
+use std::io::Read;
+use std::process::{ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::spawn::{BadMarkerPrefix, MarkerPrefix};
+use super::sweep::kill_marked;
+
+/// The hidden first argument that makes the binary a guardian.
+pub const GUARDIAN_COMMAND: &str = "__guardian";
+
+/// A pause between kill rounds, for the killed processes to finish dying.
+const ROUND: Duration = Duration::from_millis(5);
+/// A guardian that still finds marked processes after this long (a fork bomb) gives up.
+const GIVE_UP: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum GuardianError {
+    #[error(
+        "cannot start the guardian process ({0}): the processes of our runs would outlive a \
+         SIGKILL of this process; check that /proc is mounted and the binary is executable"
+    )]
+    Start(std::io::Error),
+    #[error(transparent)]
+    Prefix(#[from] BadMarkerPrefix),
+}
+
+/// The running guardian of this process: the write end of its stdin. Dropping it (or our
+/// death) closes the pipe. The process is not waited for: it ends only after our pipe closes,
+/// normally as we exit, and whoever adopts it then reaps it.
+pub struct Guardian {
+    _pipe: ChildStdin,
+}
+
+impl Guardian {
+    /// Start the guardian of this process's runs. Call it before the first run.
+    pub fn start() -> Result<Self, GuardianError> {
+        let child = Command::new("/proc/self/exe")
+            .arg(GUARDIAN_COMMAND)
+            .arg(MarkerPrefix::of_this_process().as_str())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(GuardianError::Start)?;
+        let pipe = child
+            .stdin
+            .ok_or_else(|| GuardianError::Start(std::io::Error::other("stdin was not piped")))?;
+        Ok(Self { _pipe: pipe })
+    }
+}
+
+/// The guardian's whole life: wait for EOF on stdin, then kill every process marked with
+/// `prefix` until none is left. Returns how many processes it killed.
+pub fn run_guardian(prefix: &str) -> Result<usize, GuardianError> {
+    let prefix: MarkerPrefix = prefix.parse()?;
+    // Out of our parent's group and session, so a signal to those does not reach us. Done
+    // here rather than before exec so the parent can spawn us the fast way (posix_spawn).
+    let _ = nix::unistd::setsid();
+    let mut stdin = std::io::stdin().lock();
+    let mut buf = [0u8; 64];
+    // Nothing is ever written: any end of the read (EOF or an error) means the server is gone.
+    while let Ok(1..) = stdin.read(&mut buf) {}
+    Ok(kill_until_none(&prefix))
+}
+
+fn kill_until_none(prefix: &MarkerPrefix) -> usize {
+    let give_up = Instant::now() + GIVE_UP;
+    let mut total = 0;
+    loop {
+        let killed = kill_marked(prefix);
+        total += killed;
+        if killed == 0 || Instant::now() >= give_up {
+            return total;
+        }
+        std::thread::sleep(ROUND);
+    }
+}
