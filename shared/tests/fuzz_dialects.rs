@@ -3,7 +3,7 @@
 //! of the run), never as silence about text that was not JSON.
 //!
 //! Inputs are seeded from the golden captures (`tests/fixtures/captures/<cli>/*.jsonl`) and
-//! the hand-picked lines of `tests/fixtures/fuzz/nasty/`, then mutated: a JSON node replaced
+//! the hand-picked lines of `tests/fixtures/fuzz/dialects.jsonl`, then mutated: a JSON node replaced
 //! by a value of another type, a key dropped or added, bytes flipped, cut or inserted, lines
 //! spliced. Whole streams go through one parser, since parsers keep state between lines.
 //! Failures are saved in `tests/fixtures/fuzz/dialects.proptest-regressions` and replayed.
@@ -17,14 +17,19 @@ use cli_agent_engine::dialect::{Dialect, LineIssue, for_agent};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde::de::IgnoredAny;
-use serde_json::{Map, Number, Value};
+use serde_json::Value;
 
 /// The capture lines of `agent` followed by every nasty line.
 fn seeds(agent: AgentKind) -> Vec<String> {
-    let mut lines = fuzz::jsonl_lines(&fuzz::fixtures().join("captures").join(agent.name()));
+    let mut lines = fuzz::jsonl_dir_lines(&fuzz::fixtures().join("captures").join(agent.name()));
     assert!(!lines.is_empty(), "no captures for {agent}");
-    lines.extend(fuzz::jsonl_lines(&fuzz::fixtures().join("fuzz/nasty")));
+    lines.extend(nasty());
     lines
+}
+
+/// The hand-picked lines every parser must survive.
+fn nasty() -> Vec<String> {
+    fuzz::jsonl_lines(&fuzz::fixtures().join("fuzz/dialects.jsonl"))
 }
 
 /// Parse one line and check what any parser owes its caller.
@@ -63,28 +68,6 @@ fn agent() -> impl Strategy<Value = AgentKind> {
     proptest::sample::select(AgentKind::ALL.to_vec())
 }
 
-/// A JSON value of any type, the kinds a parser is least ready for included.
-fn hostile_value() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        prop_oneof![Just(u64::MAX), Just(0), Just(1 << 53)].prop_map(Value::from),
-        any::<f64>().prop_filter_map("finite", |f| Number::from_f64(f).map(Value::Number)),
-        any::<String>().prop_map(Value::String),
-        "[a-z_.]{0,12}".prop_map(Value::String),
-        (0usize..100_000).prop_map(|n| Value::String("x".repeat(n))),
-    ];
-    leaf.prop_recursive(4, 32, 4, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec(("[a-z_]{1,10}", inner), 0..4)
-                .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
-        ]
-    })
-}
-
 /// How to change one JSON node.
 #[derive(Clone, Debug)]
 enum Edit {
@@ -96,9 +79,9 @@ enum Edit {
 
 fn edit() -> impl Strategy<Value = Edit> {
     prop_oneof![
-        4 => hostile_value().prop_map(Edit::Replace),
+        4 => fuzz::hostile_value().prop_map(Edit::Replace),
         2 => Just(Edit::RemoveKey),
-        1 => ("[a-z_]{1,12}", hostile_value()).prop_map(|(key, value)| Edit::AddKey(key, value)),
+        1 => ("[a-z_]{1,12}", fuzz::hostile_value()).prop_map(|(key, value)| Edit::AddKey(key, value)),
         1 => (1usize..200).prop_map(Edit::Nest),
     ]
 }
@@ -265,7 +248,7 @@ fn mutant(agent: AgentKind) -> impl Strategy<Value = String> {
     prop_oneof![
         3 => json_mutant(seeds.clone()),
         3 => text_mutant(seeds),
-        1 => hostile_value().prop_map(|value| value.to_string()),
+        1 => fuzz::hostile_value().prop_map(|value| value.to_string()),
         1 => any::<String>().prop_map(|text| text.replace('\n', " ")),
     ]
 }
@@ -326,7 +309,7 @@ proptest! {
 
 #[test]
 fn every_nasty_line_is_parsed_or_an_issue_by_every_parser() {
-    let nasty = fuzz::jsonl_lines(&fuzz::fixtures().join("fuzz/nasty"));
+    let nasty = nasty();
     assert!(nasty.len() > 100, "the nasty corpus is missing");
     for agent in AgentKind::ALL {
         check_stream(agent, &nasty);

@@ -12,6 +12,8 @@
 //! client still reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
 
 mod calls;
+#[cfg(test)]
+mod fuzz;
 mod handler;
 mod inbound;
 mod policy;
