@@ -49,15 +49,23 @@ pub fn classify(line: Line<'_>) -> Inbound {
         return Inbound::Blank;
     }
     match serde_json::from_slice::<ClientJsonRpcMessage>(bytes) {
-        Ok(ClientJsonRpcMessage::Request(request)) => match misfit_params(&request.request) {
-            Some(reason) => refuse(ErrorData::invalid_params(reason, None), Some(request.id)),
-            None => Inbound::Message(Box::new(ClientJsonRpcMessage::Request(request))),
-        },
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            let reason = match &request.request {
+                ClientRequest::CustomRequest(custom) => {
+                    misfit_params(custom.method.as_str(), custom.params.as_ref())
+                }
+                _ => None,
+            };
+            match reason {
+                Some(reason) => refuse(ErrorData::invalid_params(reason, None), Some(request.id)),
+                None => Inbound::Message(Box::new(ClientJsonRpcMessage::Request(request))),
+            }
+        }
         Ok(message) => Inbound::Message(Box::new(message)),
         Err(error) if error.is_syntax() || error.is_eof() => {
             let message = format!(
-                "the line is not JSON ({error}): send one JSON-RPC message per line, as UTF-8, \
-                 nested at most 127 levels deep"
+                "cannot read the line as JSON ({error}): send one JSON-RPC message per line, \
+                 as UTF-8, nested at most 127 levels deep, with numbers that fit 64 bits"
             );
             refuse(ErrorData::parse_error(message, None), None)
         }
@@ -70,35 +78,35 @@ fn not_a_message(bytes: &[u8], error: &serde_json::Error) -> Inbound {
     let value: Value = serde_json::from_slice(bytes).unwrap_or_default();
     let method = value.get("method").and_then(Value::as_str);
     let id = value.get("id");
+    if method.is_none() && (value.get("result").is_some() || value.get("error").is_some()) {
+        return Inbound::Ignored(format!("a malformed response: {error}"));
+    }
     match (method, id) {
         (Some(method), None) => Inbound::Ignored(format!("notification `{method}`: {error}")),
-        (None, None) if value.get("result").is_some() || value.get("error").is_some() => {
-            Inbound::Ignored(format!("a response without an id: {error}"))
-        }
-        (None, Some(_)) if value.get("result").is_some() || value.get("error").is_some() => {
-            Inbound::Ignored(format!("a malformed response: {error}"))
-        }
-        _ => {
-            let message = format!(
-                "not a JSON-RPC 2.0 request ({error}): send an object with \"jsonrpc\": \"2.0\", \
-                 an integer or string \"id\", a \"method\" and its \"params\""
-            );
-            refuse(
-                ErrorData::invalid_request(message, None),
-                id.and_then(request_id),
-            )
-        }
+        (Some(method), Some(id)) => match misfit_params(method, value.get("params")) {
+            Some(reason) => refuse(ErrorData::invalid_params(reason, None), request_id(id)),
+            None => invalid_request(error, request_id(id)),
+        },
+        (None, id) => invalid_request(error, id.and_then(request_id)),
     }
 }
 
-/// rmcp reads a standard request whose parameters do not fit as a custom request, which the
-/// handler can only call an unknown method. For the methods this server serves, say why.
-fn misfit_params(request: &ClientRequest) -> Option<String> {
-    let ClientRequest::CustomRequest(custom) = request else {
-        return None;
-    };
-    let method = custom.method.as_str();
-    let value = serde_json::json!({"method": method, "params": custom.params});
+fn invalid_request(error: &serde_json::Error, id: Option<RequestId>) -> Inbound {
+    let message = format!(
+        "not a JSON-RPC 2.0 request ({error}): send an object with \"jsonrpc\": \"2.0\", an \
+         integer or string \"id\", a \"method\" and its \"params\""
+    );
+    refuse(ErrorData::invalid_request(message, None), id)
+}
+
+/// Why `params` do not fit `method`, for the methods this server serves. rmcp reads a standard
+/// request whose params do not fit as a custom one, which a handler can only call an unknown
+/// method, and a request whose params are not an object not at all.
+fn misfit_params(method: &str, params: Option<&Value>) -> Option<String> {
+    let mut value = serde_json::json!({ "method": method });
+    if let Some(params) = params {
+        value["params"] = params.clone();
+    }
     let error = match method {
         "initialize" => misfit::<InitializeRequest>(value),
         "ping" => misfit::<PingRequest>(value),
@@ -164,7 +172,10 @@ mod tests {
         for line in ["hello", "{\"jsonrpc\":", "[[[[", "{\"a\":\"\\ud800\"}x"] {
             let (code, _, message) = refusal(classify_text(line));
             assert_eq!(code, -32700, "{line}");
-            assert!(message.contains("not JSON"), "{message}");
+            assert!(
+                message.contains("cannot read the line as JSON"),
+                "{message}"
+            );
         }
         let (code, _, _) = refusal(classify(Line::Complete(b"{\"a\":\"\xff\"}")));
         assert_eq!(code, -32700, "invalid UTF-8");
