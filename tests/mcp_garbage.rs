@@ -41,6 +41,16 @@ async fn next_idless_error(server: &Server, seen: usize, what: &str) -> Value {
         .await
 }
 
+/// Send `bytes` and expect a parse error (-32700) without an id that says `says`.
+async fn assert_parse_error(server: &mut Server, bytes: &[u8], says: &str) {
+    let seen = server.messages().len();
+    server.send_raw(bytes).await;
+    let answer = next_idless_error(server, seen, "a parse error").await;
+    assert_eq!(answer["error"]["code"], -32700, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains(says), "{answer}");
+}
+
 /// The answer to a request whose id is `id` (any JSON value).
 async fn answer_to(server: &Server, id: &Value) -> Value {
     server
@@ -103,17 +113,7 @@ async fn random_bytes_and_invalid_utf8_get_a_parse_error() {
         &garbage[..],
         b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"s\":\"\xff\"}}\n",
     ] {
-        let seen = server.messages().len();
-        server.send_raw(bytes).await;
-        let answer = next_idless_error(&server, seen, "a parse error").await;
-        assert_eq!(answer["error"]["code"], -32700, "{answer}");
-        assert!(
-            answer["error"]["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("cannot read the line as JSON"),
-            "{answer}"
-        );
+        assert_parse_error(&mut server, bytes, "cannot read the line as JSON").await;
         assert_still_serving(&mut server, "random bytes").await;
     }
 }
@@ -160,17 +160,7 @@ async fn json_nested_10000_deep_gets_a_parse_error_not_a_stack_overflow() {
         "[".repeat(10_000),
         "]".repeat(10_000)
     );
-    let seen = server.messages().len();
-    server.send_raw(deep.as_bytes()).await;
-    let answer = next_idless_error(&server, seen, "the refusal of deep nesting").await;
-    assert_eq!(answer["error"]["code"], -32700, "{answer}");
-    assert!(
-        answer["error"]["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("recursion limit"),
-        "{answer}"
-    );
+    assert_parse_error(&mut server, deep.as_bytes(), "recursion limit").await;
     assert_still_serving(&mut server, "deep nesting").await;
 }
 

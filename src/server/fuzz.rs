@@ -19,17 +19,18 @@ use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
 use super::inbound::{Inbound, classify};
-use super::tools::run_request;
+use super::tools::{ToolArgs, run_request};
 
-const FIELDS: [&str; 7] = [
-    "prompt",
-    "workspace",
-    "permission",
-    "model",
-    "session_id",
-    "timeout_secs",
-    "append_system_prompt",
-];
+/// Every argument a tool takes, from the schema clients see.
+fn fields() -> Vec<String> {
+    let schema = schemars::schema_for!(ToolArgs);
+    let properties = schema.get("properties").and_then(Value::as_object);
+    properties
+        .expect("ToolArgs has properties")
+        .keys()
+        .cloned()
+        .collect()
+}
 
 fn agent() -> impl Strategy<Value = AgentKind> {
     proptest::sample::select(AgentKind::ALL.to_vec())
@@ -38,7 +39,7 @@ fn agent() -> impl Strategy<Value = AgentKind> {
 /// Arguments a client may send: known fields with values of any type, and strangers.
 fn any_arguments() -> impl Strategy<Value = JsonObject> {
     let field = prop_oneof![
-        4 => proptest::sample::select(FIELDS.to_vec()).prop_map(str::to_owned),
+        4 => proptest::sample::select(fields()),
         1 => "[a-z_]{1,12}",
     ];
     prop::collection::vec((field, support::hostile_value()), 0..8)
