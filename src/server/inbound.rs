@@ -82,7 +82,9 @@ fn not_a_message(bytes: &[u8], error: &serde_json::Error) -> Inbound {
         return Inbound::Ignored(format!("a malformed response: {error}"));
     }
     match (method, id) {
-        (Some(method), None) => Inbound::Ignored(format!("notification `{method}`: {error}")),
+        (Some(method), None) => {
+            Inbound::Ignored(format!("notification `{}`: {error}", head(method)))
+        }
         (Some(method), Some(id)) => match misfit_params(method, value.get("params")) {
             Some(reason) => refuse(ErrorData::invalid_params(reason, None), request_id(id)),
             None => invalid_request(error, request_id(id)),
@@ -120,6 +122,12 @@ fn misfit_params(method: &str, params: Option<&Value>) -> Option<String> {
 
 fn misfit<T: DeserializeOwned>(value: Value) -> Option<serde_json::Error> {
     serde_json::from_value::<T>(value).err()
+}
+
+/// The start of a name a client chose, for a log line: it may be megabytes long.
+fn head(text: &str) -> &str {
+    let end = text.char_indices().nth(80).map_or(text.len(), |(at, _)| at);
+    &text[..end]
 }
 
 /// A JSON-RPC id this server can echo: an integer that fits 64 bits, or a string.

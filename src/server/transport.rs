@@ -134,7 +134,11 @@ async fn read_lines(
                 }
             }
             Inbound::Refused(answer) => {
-                tracing::warn!(answer = ?answer, "refused a malformed message");
+                // The error only: an echoed id may be megabytes long.
+                if let ServerJsonRpcMessage::Error(refusal) = answer.as_ref() {
+                    let error = &refusal.error;
+                    tracing::warn!(code = error.code.0, message = %error.message, "refused a malformed message");
+                }
                 if let Err(error) = output.write(&answer).await {
                     tracing::debug!(%error, "could not answer a malformed message");
                 }
