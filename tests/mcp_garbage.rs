@@ -314,3 +314,47 @@ async fn cancels_for_unknown_ids_touch_no_call_and_the_real_cancel_still_works()
     assert_none_tagged(&tag);
     assert_still_serving(&mut server, "the real cancel").await;
 }
+
+/// rmcp keys a call by its id: a second request under the id of one in flight would take over
+/// its cancellation and be cancelled, unanswered, when the first one ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_the_id_of_a_call_in_flight_is_refused_and_the_call_goes_on() {
+    let mut server = Server::start().await;
+    let tag = unique("garbage-dup");
+    let id = json!("dup");
+    let call = |prompt: String| {
+        json!({"jsonrpc": "2.0", "id": "dup", "method": "tools/call",
+               "params": {"name": "codex", "arguments": {"prompt": prompt}}})
+    };
+    server
+        .send(&call(format!("hang children=1 tag={tag}")))
+        .await;
+    wait_for_tagged(&tag, 1).await;
+    server.send(&call("hi".to_owned())).await;
+    let refused = answer_to(&server, &id).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("already in use"), "{message}");
+    assert_still_serving(&mut server, "a reused id").await;
+    wait_for_tagged(&tag, 1).await;
+
+    server
+        .notify("notifications/cancelled", Some(json!({"requestId": "dup"})))
+        .await;
+    common::wait_until("the first call's processes are gone", || {
+        common::tagged_pids(&tag).is_empty()
+    })
+    .await;
+    let seen = server.messages().len();
+    server.send(&call("hi".to_owned())).await;
+    let answer = server
+        .wait_for(
+            "the answer to the new call under the freed id",
+            |messages| messages[seen..].iter().find(|m| m["id"] == id).cloned(),
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["structuredContent"]["status"], "completed",
+        "{answer}"
+    );
+}

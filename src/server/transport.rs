@@ -4,17 +4,21 @@
 //! is skipped without being held in memory, and answered. Each line is classified
 //! ([`inbound`](super::inbound)); mistakes are answered by the task itself, messages go to the
 //! session through a channel, so the session's receive is cancel-safe however rmcp polls it.
-//! Every outgoing message is written whole under one lock, so answers never interleave.
+//! Every outgoing message is written whole under one lock, so answers never interleave. A
+//! request that reuses the id of one in flight is refused ([`InFlight`]).
 //!
 //! rmcp ends the session when anything but a request comes before `initialize` (a stray
 //! `notifications/cancelled`, a response): [`serve`] logs it and serves the same channel
 //! again, so the next `initialize` is read as if the stray message had not come.
 
+use std::collections::HashSet;
 use std::io;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use cli_agent_engine::process::LineReader;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ErrorData, RequestId, ServerJsonRpcMessage,
+};
 use rmcp::service::{RunningService, ServerInitializeError, ServiceExt};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler};
@@ -34,6 +38,7 @@ type Writer = Box<dyn AsyncWrite + Send + Unpin>;
 pub struct Channel {
     incoming: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
     output: Output,
+    in_flight: InFlight,
 }
 
 impl Channel {
@@ -44,10 +49,17 @@ impl Channel {
     ) -> Self {
         let (messages, incoming) = mpsc::channel(READ_AHEAD);
         let output = Output(Arc::new(Mutex::new(Some(Box::new(output)))));
-        tokio::spawn(read_lines(input, messages, output.clone()));
+        let in_flight = InFlight::default();
+        let reader = Reader {
+            messages,
+            output: output.clone(),
+            in_flight: in_flight.clone(),
+        };
+        tokio::spawn(reader.read(input));
         Self {
             incoming: Arc::new(Mutex::new(incoming)),
             output,
+            in_flight,
         }
     }
 }
@@ -80,6 +92,14 @@ impl Transport<RoleServer> for Channel {
         &mut self,
         item: ServerJsonRpcMessage,
     ) -> impl Future<Output = io::Result<()>> + Send + 'static {
+        let answered = match &item {
+            ServerJsonRpcMessage::Response(response) => Some(&response.id),
+            ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = answered {
+            self.in_flight.release(id);
+        }
         let output = self.output.clone();
         async move { output.write(&item).await }
     }
@@ -111,40 +131,100 @@ impl Output {
     }
 }
 
-/// Read `input` to its end: messages to the session, answers to mistakes on `output`.
-async fn read_lines(
-    input: impl AsyncRead + Unpin,
+/// The ids of the requests the session is serving. rmcp keys a call by its id: a second
+/// request under the id of one in flight takes over its cancellation, so the first one's answer
+/// cancels the second, which is then never answered. A reused id is refused instead.
+#[derive(Clone, Default)]
+struct InFlight(Arc<std::sync::Mutex<HashSet<RequestId>>>);
+
+impl InFlight {
+    /// Whether `id` was free; it is taken now.
+    fn claim(&self, id: &RequestId) -> bool {
+        self.ids().insert(id.clone())
+    }
+
+    fn release(&self, id: &RequestId) {
+        self.ids().remove(id);
+    }
+
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashSet<RequestId>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The reading side: messages to the session, answers to mistakes on the output.
+struct Reader {
     messages: mpsc::Sender<ClientJsonRpcMessage>,
     output: Output,
-) {
-    let mut lines = LineReader::new(input, MAX_MESSAGE_BYTES);
-    loop {
-        let line = match lines.next_line().await {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(error) => {
-                tracing::warn!(%error, "reading the MCP channel failed");
-                break;
-            }
-        };
-        match classify(line) {
-            Inbound::Message(message) => {
-                if messages.send(*message).await.is_err() {
+    in_flight: InFlight,
+}
+
+impl Reader {
+    /// Read `input` to its end or until the session is gone.
+    async fn read(self, input: impl AsyncRead + Unpin) {
+        let mut lines = LineReader::new(input, MAX_MESSAGE_BYTES);
+        loop {
+            let line = match lines.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) => break,
+                Err(error) => {
+                    tracing::warn!(%error, "reading the MCP channel failed");
                     break;
                 }
-            }
-            Inbound::Refused(answer) => {
-                // The error only: an echoed id may be megabytes long.
-                if let ServerJsonRpcMessage::Error(refusal) = answer.as_ref() {
-                    let error = &refusal.error;
-                    tracing::warn!(code = error.code.0, message = %error.message, "refused a malformed message");
+            };
+            match classify(line) {
+                Inbound::Message(message) => {
+                    if !self.forward(*message).await {
+                        break;
+                    }
                 }
-                if let Err(error) = output.write(&answer).await {
-                    tracing::debug!(%error, "could not answer a malformed message");
+                Inbound::Refused(answer) => self.refuse(&answer).await,
+                Inbound::Ignored(why) => tracing::warn!(%why, "ignored a malformed message"),
+                Inbound::Blank => {}
+            }
+        }
+    }
+
+    /// Pass `message` to the session, unless it reuses the id of a request in flight; false
+    /// once the session is gone.
+    async fn forward(&self, message: ClientJsonRpcMessage) -> bool {
+        match &message {
+            ClientJsonRpcMessage::Request(request) if !self.in_flight.claim(&request.id) => {
+                let reason = format!(
+                    "request id {} is already in use by a request in flight: give each request \
+                     an id of its own",
+                    request.id
+                );
+                let answer = ErrorData::invalid_request(reason, None);
+                self.refuse(&ServerJsonRpcMessage::error(
+                    answer,
+                    Some(request.id.clone()),
+                ))
+                .await;
+                return true;
+            }
+            ClientJsonRpcMessage::Notification(notification) => {
+                // rmcp drops the answer of a cancelled request: its id is free from here.
+                if let ClientNotification::CancelledNotification(cancel) =
+                    &notification.notification
+                    && let Some(id) = &cancel.params.request_id
+                {
+                    self.in_flight.release(id);
                 }
             }
-            Inbound::Ignored(why) => tracing::warn!(%why, "ignored a malformed message"),
-            Inbound::Blank => {}
+            _ => {}
+        }
+        self.messages.send(message).await.is_ok()
+    }
+
+    async fn refuse(&self, answer: &ServerJsonRpcMessage) {
+        // The error only: an echoed id may be megabytes long.
+        if let ServerJsonRpcMessage::Error(refusal) = answer {
+            let error = &refusal.error;
+            tracing::warn!(code = error.code.0, message = %error.message, "refused a malformed message");
+        }
+        if let Err(error) = self.output.write(answer).await {
+            tracing::debug!(%error, "could not answer a malformed message");
         }
     }
 }
@@ -185,6 +265,62 @@ mod tests {
         assert!(
             channel.receive().await.is_none(),
             "the end of input ends the session"
+        );
+    }
+
+    #[tokio::test]
+    async fn an_id_in_flight_is_refused_and_free_again_once_answered_or_cancelled() {
+        let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
+        let (server_out, client_out) = tokio::io::duplex(64 * 1024);
+        let mut channel = Channel::new(server_in, server_out);
+        let mut answers = BufReader::new(client_out).lines();
+        let ping = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
+        let cancel = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n";
+
+        client_in.write_all(ping).await.expect("write");
+        assert!(matches!(
+            channel.receive().await,
+            Some(ClientJsonRpcMessage::Request(_))
+        ));
+        client_in.write_all(ping).await.expect("write");
+        let answer = answers.next_line().await.expect("read").expect("a refusal");
+        let answer: Value = serde_json::from_str(&answer).expect("json");
+        assert_eq!(
+            (&answer["id"], &answer["error"]["code"]),
+            (&Value::from(7), &Value::from(-32600))
+        );
+
+        let pong = ServerJsonRpcMessage::response(
+            rmcp::model::ServerResult::empty(()),
+            RequestId::Number(7),
+        );
+        channel.send(pong).await.expect("send");
+        answers
+            .next_line()
+            .await
+            .expect("read")
+            .expect("the answer");
+        client_in.write_all(ping).await.expect("write");
+        assert!(
+            matches!(
+                channel.receive().await,
+                Some(ClientJsonRpcMessage::Request(_))
+            ),
+            "free once answered"
+        );
+
+        client_in.write_all(cancel).await.expect("write");
+        assert!(matches!(
+            channel.receive().await,
+            Some(ClientJsonRpcMessage::Notification(_))
+        ));
+        client_in.write_all(ping).await.expect("write");
+        assert!(
+            matches!(
+                channel.receive().await,
+                Some(ClientJsonRpcMessage::Request(_))
+            ),
+            "free once cancelled"
         );
     }
 }
