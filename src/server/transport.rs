@@ -16,9 +16,7 @@ use std::io;
 use std::sync::{Arc, PoisonError};
 
 use cli_agent_engine::process::LineReader;
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ErrorData, RequestId, ServerJsonRpcMessage,
-};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::service::{RunningService, ServerInitializeError, ServiceExt};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler};
@@ -131,9 +129,11 @@ impl Output {
     }
 }
 
-/// The ids of the requests the session is serving. rmcp keys a call by its id: a second
-/// request under the id of one in flight takes over its cancellation, so the first one's answer
-/// cancels the second, which is then never answered. A reused id is refused instead.
+/// The ids of the requests not yet answered. rmcp keys a call by its id: a second request under
+/// the id of one in flight takes over its cancellation, so the first one's answer cancels the
+/// second, which is then never answered. A reused id is refused instead. A cancelled request
+/// keeps its id: its handler still ends with an answer that rmcp matches by id and drops, so a
+/// new request under that id would be cancelled by it (and MCP forbids reusing an id anyway).
 #[derive(Clone, Default)]
 struct InFlight(Arc<std::sync::Mutex<HashSet<RequestId>>>);
 
@@ -185,34 +185,21 @@ impl Reader {
         }
     }
 
-    /// Pass `message` to the session, unless it reuses the id of a request in flight; false
-    /// once the session is gone.
+    /// Pass `message` to the session, unless it reuses the id of a request not yet answered;
+    /// false once the session is gone.
     async fn forward(&self, message: ClientJsonRpcMessage) -> bool {
-        match &message {
-            ClientJsonRpcMessage::Request(request) if !self.in_flight.claim(&request.id) => {
-                let reason = format!(
-                    "request id {} is already in use by a request in flight: give each request \
-                     an id of its own",
-                    request.id
-                );
-                let answer = ErrorData::invalid_request(reason, None);
-                self.refuse(&ServerJsonRpcMessage::error(
-                    answer,
-                    Some(request.id.clone()),
-                ))
-                .await;
-                return true;
-            }
-            ClientJsonRpcMessage::Notification(notification) => {
-                // rmcp drops the answer of a cancelled request: its id is free from here.
-                if let ClientNotification::CancelledNotification(cancel) =
-                    &notification.notification
-                    && let Some(id) = &cancel.params.request_id
-                {
-                    self.in_flight.release(id);
-                }
-            }
-            _ => {}
+        if let ClientJsonRpcMessage::Request(request) = &message
+            && !self.in_flight.claim(&request.id)
+        {
+            let reason = format!(
+                "request id {} is taken by an earlier request that is still running or was \
+                 cancelled: give each request an id of its own",
+                request.id
+            );
+            let answer = ErrorData::invalid_request(reason, None);
+            let id = Some(request.id.clone());
+            self.refuse(&ServerJsonRpcMessage::error(answer, id)).await;
+            return true;
         }
         self.messages.send(message).await.is_ok()
     }
@@ -269,7 +256,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_id_in_flight_is_refused_and_free_again_once_answered_or_cancelled() {
+    async fn an_id_in_flight_is_refused_free_again_once_answered_and_kept_when_cancelled() {
         let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
         let (server_out, client_out) = tokio::io::duplex(64 * 1024);
         let mut channel = Channel::new(server_in, server_out);
@@ -315,12 +302,7 @@ mod tests {
             Some(ClientJsonRpcMessage::Notification(_))
         ));
         client_in.write_all(ping).await.expect("write");
-        assert!(
-            matches!(
-                channel.receive().await,
-                Some(ClientJsonRpcMessage::Request(_))
-            ),
-            "free once cancelled"
-        );
+        let answer = answers.next_line().await.expect("read").expect("a refusal");
+        assert!(answer.contains("-32600"), "kept once cancelled: {answer}");
     }
 }
