@@ -1,5 +1,5 @@
 //! The server's input under generated garbage, below the transport: a tool call's arguments
-//! ([`tools::run_request`]) and a line of the MCP channel ([`inbound::classify`]). Neither
+//! ([`run_request`], within a [`Policy`]) and a line of the MCP channel ([`inbound::classify`]). Neither
 //! panics; a bad argument is an [`ArgsError`](super::tools::ArgsError) with a message, and
 //! every request gets an answer that carries its id. Lines are seeded from the hand-picked
 //! `tests/fixtures/fuzz/mcp.jsonl`; failures are saved next to it and replayed.
@@ -8,7 +8,6 @@
 #[path = "../../shared/tests/fuzz/mod.rs"]
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use cli_agent_engine::process::Line;
@@ -19,6 +18,7 @@ use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
 use super::inbound::{Inbound, classify};
+use super::policy::Policy;
 use super::tools::{ToolArgs, run_request};
 
 /// Every argument a tool takes, from the schema clients see.
@@ -34,6 +34,12 @@ fn fields() -> Vec<String> {
 
 fn agent() -> impl Strategy<Value = AgentKind> {
     proptest::sample::select(AgentKind::ALL.to_vec())
+}
+
+/// Calls may use the test's directory (the default workspace) and ask for anything.
+fn policy() -> Policy {
+    let here = std::env::current_dir().expect("current dir");
+    Policy::new(&[here], Permission::Unlimited).expect("policy")
 }
 
 /// Arguments a client may send: known fields with values of any type, and strangers.
@@ -156,7 +162,7 @@ proptest! {
         agent in agent(),
         arguments in proptest::option::of(any_arguments()),
     ) {
-        if let Err(error) = run_request(agent, arguments, Some(Path::new("/tmp"))) {
+        if let Err(error) = run_request(agent, arguments, &policy()) {
             prop_assert!(error.to_string().len() > 20, "{error}");
         }
     }
@@ -165,7 +171,7 @@ proptest! {
     fn valid_arguments_reach_the_request_as_given(
         (agent, arguments) in agent().prop_flat_map(|agent| (Just(agent), valid_arguments(agent)))
     ) {
-        let request = run_request(agent, Some(arguments.clone()), Some(Path::new("/tmp")))
+        let request = run_request(agent, Some(arguments.clone()), &policy())
             .map_err(|error| TestCaseError::fail(format!("{error}: {arguments:?}")))?;
         prop_assert_eq!(Value::String(request.prompt), arguments["prompt"].clone());
         let permission = arguments.get("permission").and_then(Value::as_str).unwrap_or("read-only");
