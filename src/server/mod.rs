@@ -2,8 +2,9 @@
 //!
 //! The layer is thin: `tools` turns arguments into a run request, the engine runs it,
 //! `result` turns the outcome into a tool result, `progress` reports events on the way.
-//! The rest is the lifecycle: `calls` and `signals` decide which runs stop and why, `stdin`
-//! notices the client leaving, and [`serve`] bounds the shutdown.
+//! `transport` carries the MCP channel: `inbound` reads each line, answering every malformed
+//! one, and `stdin` notices the client leaving. The rest is the lifecycle: `calls` and
+//! `signals` decide which runs stop and why, and [`serve`] bounds the shutdown.
 //!
 //! Shutdown (stdin EOF, SIGTERM, SIGHUP, SIGINT when idle): every run is cancelled at once and
 //! torn down in its own task; the server waits for all of them up to the engine's grace plus
@@ -11,20 +12,23 @@
 //! client still reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
 
 mod calls;
+#[cfg(test)]
+mod fuzz;
 mod handler;
+mod inbound;
 mod policy;
 mod progress;
 mod result;
 mod signals;
 mod stdin;
 mod tools;
+mod transport;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use cli_agent_engine::process::{become_subreaper, kill_every_run};
 use cli_agent_engine::{Engine, EngineConfig};
-use rmcp::ServiceExt;
 use rmcp::service::{QuitReason, ServerInitializeError};
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, timeout_at};
@@ -38,6 +42,7 @@ use self::handler::AgentServer;
 use self::policy::Policy;
 use self::stdin::EofWatch;
 use self::tools::Catalogue;
+use self::transport::Channel;
 use crate::args::ServeArgs;
 
 const EXIT_OK: u8 = 0;
@@ -129,9 +134,8 @@ async fn run_session(
     session: CancellationToken,
 ) -> Result<QuitReason, SessionError> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let transport = (EofWatch::new(stdin, shutdown), stdout);
-    let running = server
-        .serve_with_ct(transport, session)
+    let channel = Channel::new(EofWatch::new(stdin, shutdown), stdout);
+    let running = transport::serve(Arc::new(server), channel, session)
         .await
         .map_err(|error| SessionError::Start(Box::new(error)))?;
     Ok(running.waiting().await?)

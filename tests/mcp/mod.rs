@@ -223,8 +223,13 @@ impl Server {
     pub async fn send(&mut self, message: &Value) {
         let mut line = serde_json::to_vec(message).expect("serialize");
         line.push(b'\n');
+        self.send_raw(&line).await;
+    }
+
+    /// Write `bytes` to the server's stdin as they are: garbage included.
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin is still open");
-        stdin.write_all(&line).await.expect("write to the server");
+        stdin.write_all(bytes).await.expect("write to the server");
         stdin.flush().await.expect("flush to the server");
     }
 
