@@ -28,10 +28,16 @@ pub struct ProgressFeed {
 }
 
 impl ProgressFeed {
+    /// Called for every event of the run, so it writes into the line it keeps rather than
+    /// building a new one.
     pub fn observe(&self, event: &AgentEvent) {
-        if let Some(line) = event.describe() {
-            self.latest.send_replace(Some(line));
-        }
+        self.latest.send_if_modified(|latest| match latest {
+            Some(line) => event.describe_into(line),
+            None => {
+                *latest = event.describe();
+                latest.is_some()
+            }
+        });
     }
 }
 
