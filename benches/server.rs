@@ -9,10 +9,11 @@
 //!    call is left (the CLI, its child and a process in its own session: each gone or a
 //!    zombie, polled every 0.5 ms); p50 and p99 of 100.
 //!
-//! 5. Stream throughput: one call whose CLI (the sh stand-in in tests/fixtures/quick-cli) writes
-//!    a long codex run of 200000 events, ~20 MB, one flushed write per line: the stream's MB per
-//!    CPU-second of the server (utime + stime from /proc around the call), the call's wall time
-//!    against the stand-in writing the same stream to /dev/null, and the server's peak RSS.
+//! 5. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in in
+//!    tests/fixtures/quick-cli) writes a long codex run of 200000 events, 35 MB, one flushed
+//!    write per line: the stream's MB per CPU-second of the server (utime + stime from /proc
+//!    around the call), the call's wall time against the stand-in writing the same stream to
+//!    /dev/null, and the server's peak RSS.
 //! 6. Start/cancel stress: 2000 calls of the stand-in, each cancelled once it runs: processes
 //!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
 //!    the middle and the end.
@@ -261,7 +262,10 @@ async fn report_stream_throughput(events: usize) {
     let mut server = quick_server().await;
     let before = cpu_seconds(server.pid());
     let started = Instant::now();
-    let result = server.call("codex", json!({"prompt": prompt})).await;
+    let id = server
+        .start_call("codex", json!({"prompt": prompt}), Some("stream"))
+        .await;
+    let result = server.result(id).await;
     let wall = started.elapsed();
     let cpu = cpu_seconds(server.pid()) - before;
     assert_eq!(
