@@ -316,7 +316,9 @@ async fn report_start_cancel_stress(cycles: usize) {
         }
     }
     let deadline = Instant::now() + Duration::from_secs(30);
-    while (runs_alive(pid) > 0 || zombies_of(pid) > 0) && Instant::now() < deadline {
+    while (!common::run_processes_of(pid).is_empty() || zombies_of(pid) > 0)
+        && Instant::now() < deadline
+    {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     rss.push(ProcStatus::read(pid).rss_kib);
@@ -324,26 +326,11 @@ async fn report_start_cancel_stress(cycles: usize) {
     println!(
         "{cycles} start/cancel cycles: {} processes of runs left, open fds {fds_before} -> {}, \
          {} zombies, RSS start/middle/end {} MiB",
-        runs_alive(pid),
+        common::run_processes_of(pid).len(),
         open_fds(pid),
         zombies_of(pid),
         rss.join(" / ")
     );
-}
-
-/// Live processes carrying the run marker of server `pid`.
-fn runs_alive(pid: i32) -> usize {
-    let prefix = format!("CAM_RUN_ID={pid}-");
-    proc_pids()
-        .filter(|&other| alive(other))
-        .filter(|other| {
-            std::fs::read(format!("/proc/{other}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|entry| entry.starts_with(prefix.as_bytes()))
-            })
-        })
-        .count()
 }
 
 /// Zombie children of `pid`: processes it never reaped.

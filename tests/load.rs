@@ -28,23 +28,6 @@ fn quick_cli() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick-cli/codex")
 }
 
-/// Live processes started by any run of the server `server_pid` (they carry its run marker).
-fn runs_alive(server_pid: i32) -> Vec<i32> {
-    let prefix = format!("CAM_RUN_ID={server_pid}-");
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|entry| entry.starts_with(prefix.as_bytes()))
-            })
-        })
-        .collect()
-}
-
 /// The answer of one call's result, or what went wrong with it.
 fn answer(result: &Value) -> Result<&str, String> {
     let outcome = &result["structuredContent"];
@@ -106,7 +89,7 @@ async fn four_hundred_concurrent_calls_each_get_their_exact_answer_and_leave_not
         lost.join("\n"),
         server.stderr()
     );
-    let survivors = runs_alive(server.pid());
+    let survivors = common::run_processes_of(server.pid());
     assert!(
         survivors.is_empty(),
         "processes of runs survived: {survivors:?}"

@@ -71,13 +71,24 @@ pub fn tagged_pids(tag: &str) -> Vec<i32> {
 /// Live processes whose environment holds the entry `NAME=value`.
 pub fn pids_with_env(entry: &str) -> Vec<i32> {
     let needle = entry.as_bytes();
+    pids_where_env(|candidate| candidate == needle)
+}
+
+/// Live processes started by any run of the server `server_pid`: they carry its run marker.
+pub fn run_processes_of(server_pid: i32) -> Vec<i32> {
+    let prefix = format!("CAM_RUN_ID={server_pid}-");
+    pids_where_env(|entry| entry.starts_with(prefix.as_bytes()))
+}
+
+/// Live processes with an environment entry that `matches` (zombies have none).
+fn pids_where_env(mut matches: impl FnMut(&[u8]) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
         .filter(|pid| {
             std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(|entry| entry == needle))
+                .is_ok_and(|environ| environ.split(|&b| b == 0).any(&mut matches))
         })
         .collect()
 }
