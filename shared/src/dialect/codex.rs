@@ -183,6 +183,7 @@ struct ErrorLine {
 }
 
 /// A tool call as an item describes it.
+#[derive(Clone)]
 struct Call {
     id: Option<String>,
     name: String,
@@ -192,12 +193,17 @@ struct Call {
 }
 
 impl Call {
-    fn started(&self) -> AgentEvent {
+    /// The call's start, from a call that will not finish here (no copies made).
+    fn into_started(self) -> AgentEvent {
         AgentEvent::ToolStarted {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            command: self.command.clone(),
+            id: self.id,
+            name: self.name,
+            command: self.command,
         }
+    }
+
+    fn started(&self) -> AgentEvent {
+        self.clone().into_started()
     }
 
     fn finished(self) -> AgentEvent {
@@ -317,7 +323,7 @@ impl CodexDialect {
             if let Some(id) = &call.id {
                 self.started.insert(id.clone());
             }
-            out.push(call.started());
+            out.push(call.into_started());
         }
     }
 
