@@ -12,9 +12,20 @@
 //!    SIGINT/SIGTERM and leaves group children, a session child, a daemon and a stdout holder:
 //!    35 processes), p50 and p99 of 20; what the guardian costs the server's start (its spawn,
 //!    timed as the server does it), and the guardian's RSS.
+//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in in
+//!    tests/fixtures/quick-cli) writes a long codex run of 200000 events, 35 MB, one flushed
+//!    write per line: the stream's MB per CPU-second of the server (utime + stime from /proc
+//!    around the call), the call's wall time against the stand-in writing the same stream to
+//!    /dev/null, and the server's peak RSS.
+//! 7. Start/cancel stress: 2000 calls of the stand-in, each cancelled once it runs: processes
+//!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
+//!    the middle and the end.
+//!
+//! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, load,
+//! cancel, guardian, stream, stress).
 //!
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
-//! cores. No harness, only `std::time::Instant`; about a minute on two cores. Under
+//! cores. No harness, only `std::time::Instant`; a few minutes on two cores. Under
 //! `cargo test --all-targets` (no `--bench` argument) it runs a few of each, as a smoke test.
 
 #[path = "../tests/common/mod.rs"]
@@ -34,6 +45,8 @@ struct Sizes {
     concurrent: usize,
     cancels: usize,
     kills: usize,
+    stream_events: usize,
+    cycles: usize,
 }
 
 const BENCH: Sizes = Sizes {
@@ -41,12 +54,16 @@ const BENCH: Sizes = Sizes {
     concurrent: 50,
     cancels: 100,
     kills: 20,
+    stream_events: 200_000,
+    cycles: 2000,
 };
 const SMOKE: Sizes = Sizes {
     cold_starts: 2,
     concurrent: 4,
     cancels: 3,
     kills: 2,
+    stream_events: 2000,
+    cycles: 10,
 };
 
 fn main() {
@@ -65,12 +82,34 @@ fn main() {
         "cli-agent-mcp server benchmarks ({cores} cores, {})",
         mcp::binary()
     );
+    // `cargo bench --bench server -- stream stress` runs only the sections named.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    let wanted = |section: &str| only.is_empty() || only.iter().any(|name| name == section);
     runtime.block_on(async {
-        report_cold_start(sizes.cold_starts).await;
-        report_idle_memory().await;
-        report_load(sizes.concurrent).await;
-        report_cancel_latency(sizes.cancels).await;
-        report_guardian(sizes.kills).await;
+        if wanted("cold") {
+            report_cold_start(sizes.cold_starts).await;
+        }
+        if wanted("idle") {
+            report_idle_memory().await;
+        }
+        if wanted("load") {
+            report_load(sizes.concurrent).await;
+        }
+        if wanted("cancel") {
+            report_cancel_latency(sizes.cancels).await;
+        }
+        if wanted("stream") {
+            report_stream_throughput(sizes.stream_events).await;
+        }
+        if wanted("guardian") {
+            report_guardian(sizes.kills).await;
+        }
+        if wanted("stress") {
+            report_start_cancel_stress(sizes.cycles).await;
+        }
     });
 }
 
@@ -222,6 +261,172 @@ async fn report_guardian_cost(count: usize) {
         mib(status.rss_kib),
         mib(status.anon_kib)
     );
+}
+
+fn quick_cli() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick-cli/codex")
+}
+
+/// A server whose codex is the sh stand-in.
+async fn quick_server() -> Server {
+    let mut server = Server::builder()
+        .env("CAM_CODEX_BIN", quick_cli())
+        .env("CAM_LOG", "warn")
+        .spawn();
+    server.initialize().await;
+    server
+}
+
+/// A long codex run of `events` lines: mostly shell commands started and completed with a
+/// short output, a reasoning item every tenth line, a final message.
+fn long_codex_stream(events: usize) -> String {
+    let mut stream = String::with_capacity(events * 110);
+    stream.push_str(
+        "{\"type\":\"thread.started\",\"thread_id\":\"0199a213-81c0-7800-8aa1-bbab2a035a53\"}\n",
+    );
+    stream.push_str("{\"type\":\"turn.started\"}\n");
+    let body = events.saturating_sub(4);
+    for n in 0..body {
+        let item = n / 2;
+        let line = match n % 10 {
+            9 => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Checking the tests** of step {n}\"}}}}\n"
+            ),
+            k if k % 2 == 0 => format!(
+                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
+            ),
+            _ => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"1:fn main\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n"
+            ),
+        };
+        stream.push_str(&line);
+    }
+    stream.push_str("{\"type\":\"item.completed\",\"item\":{\"id\":\"item_last\",\"type\":\"agent_message\",\"text\":\"long-run-done\"}}\n");
+    stream.push_str("{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9000,\"cached_input_tokens\":0,\"output_tokens\":900,\"reasoning_output_tokens\":90}}\n");
+    stream
+}
+
+/// The stand-in writing `prompt`'s stream to /dev/null, as it would to the server.
+fn stand_in_to_dev_null(prompt: &str) -> Duration {
+    use std::io::Write;
+    let started = Instant::now();
+    let mut child = std::process::Command::new(quick_cli())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start the stand-in");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(prompt.as_bytes())
+        .expect("write the prompt");
+    drop(stdin);
+    assert!(child.wait().expect("wait for the stand-in").success());
+    started.elapsed()
+}
+
+async fn report_stream_throughput(events: usize) {
+    let dir = common::TempDir::new("bench-stream");
+    let path = dir.path().join("long-run.jsonl");
+    let stream = long_codex_stream(events);
+    std::fs::write(&path, &stream).expect("write the stream");
+    let prompt = format!("stream={}\n", path.display());
+    let alone = stand_in_to_dev_null(&prompt);
+
+    let mut server = quick_server().await;
+    let before = cpu_seconds(server.pid());
+    let started = Instant::now();
+    let id = server
+        .start_call("codex", json!({"prompt": prompt}), Some("stream"))
+        .await;
+    let result = server.result(id).await;
+    let wall = started.elapsed();
+    let cpu = cpu_seconds(server.pid()) - before;
+    assert_eq!(
+        result["structuredContent"]["answer"], "long-run-done",
+        "{result}"
+    );
+    let status = ProcStatus::read(server.pid());
+    let mb = stream.len() as f64 / 1e6;
+    println!(
+        "stream of {events} events ({mb:.1} MB, one write per line): {:.0} MB per server \
+         CPU-second ({cpu:.3} s), wall {} vs {} for the stand-in alone ({:.2}x), peak RSS {} MiB",
+        mb / cpu.max(1e-3),
+        ms(wall),
+        ms(alone),
+        wall.as_secs_f64() / alone.as_secs_f64(),
+        mib(status.peak_rss_kib)
+    );
+}
+
+async fn report_start_cancel_stress(cycles: usize) {
+    let mut server = quick_server().await;
+    let pid = server.pid();
+    let mut rss = vec![ProcStatus::read(pid).rss_kib];
+    let fds_before = open_fds(pid);
+    for n in 0..cycles {
+        let id = server
+            .start_call(
+                "codex",
+                json!({"prompt": "children=1 sleep=60"}),
+                Some("stress"),
+            )
+            .await;
+        // Cancel once the run is under way: its session event came as a progress report.
+        let reports = server.progress("stress").len();
+        server
+            .wait_for("the run's first progress report", |messages| {
+                let count = messages
+                    .iter()
+                    .filter(|m| m["params"]["progressToken"] == "stress")
+                    .count();
+                (count > reports).then_some(())
+            })
+            .await;
+        server.cancel(id, "stress").await;
+        server.ping().await;
+        if n + 1 == cycles / 2 {
+            rss.push(ProcStatus::read(pid).rss_kib);
+        }
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (!common::run_processes_of(pid).is_empty() || zombies_of(pid) > 0)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    rss.push(ProcStatus::read(pid).rss_kib);
+    let rss: Vec<String> = rss.into_iter().map(mib).collect();
+    println!(
+        "{cycles} start/cancel cycles: {} processes of runs left, open fds {fds_before} -> {}, \
+         {} zombies, RSS start/middle/end {} MiB",
+        common::run_processes_of(pid).len(),
+        open_fds(pid),
+        zombies_of(pid),
+        rss.join(" / ")
+    );
+}
+
+/// Zombie children of `pid`: processes it never reaped.
+fn zombies_of(pid: i32) -> usize {
+    proc_pids()
+        .filter_map(|other| std::fs::read_to_string(format!("/proc/{other}/stat")).ok())
+        .filter(|stat| {
+            let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            let mut fields = rest.split_whitespace();
+            fields.next() == Some("Z") && fields.next() == Some(&pid.to_string())
+        })
+        .count()
+}
+
+fn open_fds(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |dir| dir.count())
+}
+
+fn proc_pids() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
 }
 
 /// The pids of the tagged processes of a call, once `count` of them run.

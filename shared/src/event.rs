@@ -64,14 +64,26 @@ impl AgentEvent {
 
     /// One short human line describing the event, for status lines and progress messages.
     pub fn describe(&self) -> Option<String> {
-        let line = match self {
-            Self::SessionStarted { session_id, .. } => format!("session {session_id}"),
-            Self::Text { delta: true, .. } | Self::Usage(_) => return None,
-            Self::Text { text, .. } => format!("says: {}", first_line(text)),
-            Self::Reasoning { .. } => "thinking".to_owned(),
+        let mut line = String::new();
+        self.describe_into(&mut line).then_some(line)
+    }
+
+    /// [`AgentEvent::describe`] into `line`, reusing its allocation: replaces its content and
+    /// returns true, or returns false and leaves it as it was when the event has no line.
+    pub fn describe_into(&self, line: &mut String) -> bool {
+        use std::fmt::Write;
+        if matches!(self, Self::Text { delta: true, .. } | Self::Usage(_)) {
+            return false;
+        }
+        line.clear();
+        let _ = match self {
+            Self::SessionStarted { session_id, .. } => write!(line, "session {session_id}"),
+            Self::Text { delta: true, .. } | Self::Usage(_) => Ok(()),
+            Self::Text { text, .. } => write!(line, "says: {}", first_line(text)),
+            Self::Reasoning { .. } => write!(line, "thinking"),
             Self::ToolStarted { name, command, .. } => match command {
-                Some(command) => format!("running `{}`", first_line(command)),
-                None => format!("using {name}"),
+                Some(command) => write!(line, "running `{}`", first_line(command)),
+                None => write!(line, "using {name}"),
             },
             Self::ToolFinished {
                 name,
@@ -82,17 +94,19 @@ impl AgentEvent {
             } => {
                 let what = command.as_deref().map_or(name.as_str(), first_line);
                 match (success, exit_code) {
-                    (true, _) => format!("finished `{what}`"),
-                    (false, Some(code)) => format!("`{what}` failed (exit {code})"),
-                    (false, None) => format!("`{what}` failed"),
+                    (true, _) => write!(line, "finished `{what}`"),
+                    (false, Some(code)) => write!(line, "`{what}` failed (exit {code})"),
+                    (false, None) => write!(line, "`{what}` failed"),
                 }
             }
-            Self::Notice { message, .. } => first_line(message).to_owned(),
-            Self::TurnCompleted { .. } => "turn completed".to_owned(),
-            Self::TurnFailed { message, .. } => format!("turn failed: {}", first_line(message)),
-            Self::TurnAborted { message } => format!("turn aborted: {}", first_line(message)),
+            Self::Notice { message, .. } => write!(line, "{}", first_line(message)),
+            Self::TurnCompleted { .. } => write!(line, "turn completed"),
+            Self::TurnFailed { message, .. } => {
+                write!(line, "turn failed: {}", first_line(message))
+            }
+            Self::TurnAborted { message } => write!(line, "turn aborted: {}", first_line(message)),
         };
-        Some(line)
+        true
     }
 }
 

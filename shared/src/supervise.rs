@@ -3,17 +3,21 @@
 //! "Done" is decided by the leader's exit, never by stdout EOF: a grandchild that inherited
 //! stdout can hold the pipe open forever. After the exit, and after every stop, the whole
 //! tree is torn down: SIGINT to the group, a grace period, SIGKILL to the group, then a sweep
-//! for processes that left the group. Only then is stdout drained, briefly.
+//! for processes that left the group. Only then is the output drained: to its end, since
+//! every writer is dead; a deadline only cuts off a pipe that an escaped process still holds.
+//!
+//! stdout and stderr are read in the supervising task itself, a buffer at a time, and every
+//! complete line of a buffer is parsed before the next wait: no task or channel per line.
 
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
-use tokio::sync::mpsc;
+use tokio::process::{ChildStderr, ChildStdout};
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use crate::dialect::{self, Dialect, LineIssue};
+use crate::dialect::{self, Dialect};
 use crate::event::AgentEvent;
 use crate::process::{self, Leader, Line, LineReader, RunMarker, SpawnedCli, StderrTail};
 use crate::request::AgentKind;
@@ -31,15 +35,11 @@ pub struct Limits {
     pub stderr_tail_bytes: usize,
 }
 
-/// What the stdout reader reports, line by line.
-enum StdoutItem {
-    Events(Vec<AgentEvent>),
-    Issue(LineIssue),
-    InvalidUtf8,
-    TooLong(usize),
-}
-
 pub type Observer<'a> = &'a mut (dyn FnMut(&AgentEvent) + Send);
+
+/// How much a drain takes from a pipe at once without waiting: more than a pipe can hold
+/// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default), so it is all that was written.
+const READ_NOW_LIMIT: usize = 4 << 20;
 
 /// Run the spawned CLI to its end and tear its tree down.
 pub async fn supervise(
@@ -63,39 +63,30 @@ pub async fn supervise(
         // A CLI that exits without reading its prompt makes this fail; its outcome says why.
         let _ = stdin.write_all(prompt.as_bytes()).await;
     });
-    let tail = StderrTail::new(limits.stderr_tail_bytes);
-    let stderr_pump = tokio::spawn(tail.clone().pump(stderr));
-    let (items_tx, mut items) = mpsc::channel(64);
-    let reader = tokio::spawn(read_stdout(
-        stdout,
-        dialect::for_agent(agent),
-        limits.max_line_bytes,
-        items_tx,
-    ));
-
+    let mut output = Output {
+        stdout: LineReader::new(stdout, limits.max_line_bytes),
+        stderr: StderrTail::new(stderr, limits.stderr_tail_bytes),
+    };
     let mut run = RunState::new(agent, limits, started, observer);
+    let cancelled = cancel.cancelled();
+    tokio::pin!(cancelled);
+    let timer = sleep_until(run.total_at);
+    tokio::pin!(timer);
+
     loop {
+        let deadline = run.next_deadline();
+        if let Some(at) = deadline.filter(|at| *at != timer.deadline()) {
+            timer.as_mut().reset(at);
+        }
         tokio::select! {
             () = leader.exited() => break,
-            item = items.recv(), if run.stdout_open => {
-                if let Some(cause) = run.take(item) {
+            () = output.read(), if output.is_open() => {
+                if let Some(cause) = run.take_lines(&mut output.stdout) {
                     run.begin_stop(&leader, cause);
                 }
             }
-            () = cancel.cancelled(), if run.stop.is_none() => run.begin_stop(&leader, StopCause::Cancelled),
-            () = sleep_until(run.total_at), if run.stop.is_none() => {
-                run.begin_stop(&leader, StopCause::TotalTimeout(limits.total));
-            }
-            () = until(run.idle_at), if run.stop.is_none() && run.idle_at.is_some() => {
-                run.begin_stop(&leader, StopCause::IdleTimeout(limits.idle.unwrap_or_default()));
-            }
-            () = until(run.linger_until), if run.stop.is_none() && run.linger_until.is_some() => {
-                run.begin_stop(&leader, StopCause::Lingered);
-            }
-            () = until(run.kill_at), if run.kill_at.is_some() => {
-                leader.signal_group(Signal::SIGKILL);
-                run.kill_at = None;
-            }
+            () = &mut cancelled, if run.stop.is_none() => run.begin_stop(&leader, StopCause::Cancelled),
+            () = &mut timer, if deadline.is_some() => run.deadline_passed(&leader),
         }
     }
 
@@ -105,41 +96,67 @@ pub async fn supervise(
     if swept > 0 {
         tracing::debug!(%agent, swept, "killed processes the CLI left behind");
     }
+    let pid = leader.pid();
     let exit = leader.reap().await;
     writer.abort();
-
-    let drain_until = Instant::now() + limits.drain_grace;
-    while run.stdout_open {
-        tokio::select! {
-            item = items.recv() => {
-                if let Some(cause) = run.take(item) {
-                    run.stop = Some(cause);
-                }
-            }
-            () = sleep_until(drain_until) => break,
-        }
-    }
-    reader.abort();
-    let _ = tokio::time::timeout_at(drain_until, stderr_pump).await;
+    run.drain(&mut output, pid).await;
 
     let end = ProcessEnd {
         exit,
         stop: run.stop.filter(|cause| *cause != StopCause::Lingered),
         duration: started.elapsed(),
-        stderr_tail: tail.text(),
+        stderr_tail: output.stderr.text(),
     };
     (run.transcript, end)
+}
+
+/// The CLI's stdout, split into lines, and the tail of its stderr.
+struct Output {
+    stdout: LineReader<ChildStdout>,
+    stderr: StderrTail<ChildStderr>,
+}
+
+impl Output {
+    fn is_open(&self) -> bool {
+        !self.stdout.is_done() || self.stderr.is_open()
+    }
+
+    /// Wait until either pipe gave something (or ended). Cancel-safe.
+    async fn read(&mut self) {
+        tokio::select! {
+            read = self.stdout.fill(), if !self.stdout.is_done() => {
+                if let Err(error) = read {
+                    tracing::warn!(%error, "could not read the CLI's stdout; treating it as ended");
+                }
+            }
+            () = self.stderr.read(), if self.stderr.is_open() => {}
+        }
+    }
+
+    /// Take what both pipes hold now, without waiting.
+    fn read_now(&mut self) {
+        if let Err(error) = self.stdout.fill_now(READ_NOW_LIMIT) {
+            tracing::warn!(%error, "could not read the CLI's stdout; treating it as ended");
+        }
+        self.stderr.read_now(READ_NOW_LIMIT);
+    }
 }
 
 /// The mutable state of the supervision loop.
 struct RunState<'o> {
     transcript: Transcript,
+    dialect: Box<dyn Dialect>,
+    /// The events of the line being taken; kept to reuse its allocation.
+    events: Vec<AgentEvent>,
     observer: Observer<'o>,
     limits: Limits,
-    stdout_open: bool,
     stop: Option<StopCause>,
     total_at: Instant,
-    idle_at: Option<Instant>,
+    /// When the last event or unreadable line came.
+    last_news: Instant,
+    /// When to look at `last_news` again: the idle limit is checked lazily, so that a busy
+    /// stream does not move a timer for every line.
+    idle_check_at: Option<Instant>,
     linger_until: Option<Instant>,
     kill_at: Option<Instant>,
 }
@@ -148,44 +165,103 @@ impl<'o> RunState<'o> {
     fn new(agent: AgentKind, limits: Limits, started: Instant, observer: Observer<'o>) -> Self {
         Self {
             transcript: Transcript::new(agent),
+            dialect: dialect::for_agent(agent),
+            events: Vec::new(),
             observer,
             limits,
-            stdout_open: true,
             stop: None,
             total_at: started + limits.total,
-            idle_at: limits.idle.map(|idle| started + idle),
+            last_news: started,
+            idle_check_at: limits.idle.map(|idle| started + idle),
             linger_until: None,
             kill_at: None,
         }
     }
 
-    /// Record one item from stdout; returns a reason to stop the CLI, if it gives one.
-    fn take(&mut self, item: Option<StdoutItem>) -> Option<StopCause> {
-        let Some(item) = item else {
-            self.stdout_open = false;
-            return None;
-        };
-        self.idle_at = self.limits.idle.map(|idle| Instant::now() + idle);
-        match item {
-            StdoutItem::Events(events) => {
-                for event in &events {
-                    self.transcript.record(event);
-                    (self.observer)(event);
-                    if event.is_terminal() && self.linger_until.is_none() {
-                        self.linger_until = Some(Instant::now() + self.limits.exit_grace);
-                    }
-                }
-            }
-            StdoutItem::Issue(issue) => self.transcript.record_issue(issue),
-            StdoutItem::InvalidUtf8 => self.transcript.record_invalid_utf8(),
-            StdoutItem::TooLong(bytes) => {
-                return Some(StopCause::OutputTooLarge {
-                    bytes,
-                    cap: self.limits.max_line_bytes,
-                });
+    /// The earliest moment a limit may fire.
+    fn next_deadline(&self) -> Option<Instant> {
+        let limits = [self.total_at]
+            .into_iter()
+            .chain(self.idle_check_at)
+            .chain(self.linger_until)
+            .filter(|_| self.stop.is_none());
+        limits.chain(self.kill_at).min()
+    }
+
+    /// Act on whichever limit has passed.
+    fn deadline_passed(&mut self, leader: &Leader) {
+        let now = Instant::now();
+        if self.kill_at.is_some_and(|at| at <= now) {
+            leader.signal_group(Signal::SIGKILL);
+            self.kill_at = None;
+        }
+        if self.stop.is_some() {
+            return;
+        }
+        if self.total_at <= now {
+            self.begin_stop(leader, StopCause::TotalTimeout(self.limits.total));
+        } else if self.linger_until.is_some_and(|at| at <= now) {
+            self.begin_stop(leader, StopCause::Lingered);
+        } else if let Some(idle) = self.limits.idle
+            && self.idle_check_at.is_some_and(|at| at <= now)
+        {
+            let idle_at = self.last_news + idle;
+            if idle_at <= now {
+                self.begin_stop(leader, StopCause::IdleTimeout(idle));
+            } else {
+                self.idle_check_at = Some(idle_at);
             }
         }
-        None
+    }
+
+    /// Take every complete line stdout has read; returns a reason to stop the CLI, if one
+    /// of them gives one.
+    fn take_lines(&mut self, stdout: &mut LineReader<ChildStdout>) -> Option<StopCause> {
+        let mut cause = None;
+        let mut news = false;
+        while let Some(line) = stdout.next_line() {
+            let bytes = match line {
+                Line::Complete(bytes) => bytes,
+                Line::TooLong { bytes } => {
+                    news = true;
+                    cause.get_or_insert(StopCause::OutputTooLarge {
+                        bytes,
+                        cap: self.limits.max_line_bytes,
+                    });
+                    continue;
+                }
+            };
+            news |= self.take_line(bytes);
+        }
+        if news {
+            self.last_news = Instant::now();
+        }
+        cause
+    }
+
+    /// Parse one line and record what it says; false when it said nothing (a blank line, an
+    /// event the outcome does not need).
+    fn take_line(&mut self, bytes: &[u8]) -> bool {
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => {
+                self.transcript.record_invalid_utf8();
+                String::from_utf8_lossy(bytes)
+            }
+        };
+        if let Err(issue) = self.dialect.parse_line(&text, &mut self.events) {
+            self.transcript.record_issue(issue);
+            return true;
+        }
+        let news = !self.events.is_empty() || matches!(text, std::borrow::Cow::Owned(_));
+        for event in self.events.drain(..) {
+            self.transcript.record(&event);
+            (self.observer)(&event);
+            if event.is_terminal() && self.linger_until.is_none() {
+                self.linger_until = Some(Instant::now() + self.limits.exit_grace);
+            }
+        }
+        news
     }
 
     /// The polite first step of a teardown: SIGINT to the whole group (codex and claude stop
@@ -204,47 +280,53 @@ impl<'o> RunState<'o> {
         leader.signal_group(Signal::SIGINT);
         self.kill_at = Some(Instant::now() + self.limits.grace);
     }
-}
 
-/// Sleep until `deadline`, or forever when there is none.
-async fn until(deadline: Option<Instant>) {
-    match deadline {
-        Some(deadline) => sleep_until(deadline).await,
-        None => std::future::pending().await,
-    }
-}
-
-async fn read_stdout(
-    stdout: impl tokio::io::AsyncRead + Unpin,
-    mut dialect: Box<dyn Dialect>,
-    max_line_bytes: usize,
-    items: mpsc::Sender<StdoutItem>,
-) {
-    let mut lines = LineReader::new(stdout, max_line_bytes);
-    let mut events = Vec::new();
-    while let Ok(Some(line)) = lines.next_line().await {
-        let mut sent = Vec::with_capacity(2);
-        match line {
-            Line::TooLong { bytes } => sent.push(StdoutItem::TooLong(bytes)),
-            Line::Complete(bytes) => {
-                let text = match std::str::from_utf8(bytes) {
-                    Ok(text) => std::borrow::Cow::Borrowed(text),
-                    Err(_) => {
-                        sent.push(StdoutItem::InvalidUtf8);
-                        String::from_utf8_lossy(bytes)
+    /// Read what is left of the output once the run's processes are gone. Their pipes'
+    /// writers died with them, so this reads to the end however late this task gets to run;
+    /// only a pipe still held open by a process that escaped the run is given up on, after
+    /// `drain_grace`, and not before everything it holds was taken.
+    async fn drain(&mut self, output: &mut Output, leader: nix::unistd::Pid) {
+        let deadline = Instant::now() + self.limits.drain_grace;
+        output.read_now();
+        self.take_drained(output);
+        while output.is_open() {
+            tokio::select! {
+                () = output.read() => self.take_drained(output),
+                () = sleep_until(deadline) => {
+                    output.read_now();
+                    self.take_drained(output);
+                    if output.is_open() {
+                        self.gave_up_draining(output, leader);
                     }
-                };
-                match dialect.parse_line(&text, &mut events) {
-                    Ok(()) if events.is_empty() => {}
-                    Ok(()) => sent.push(StdoutItem::Events(std::mem::take(&mut events))),
-                    Err(issue) => sent.push(StdoutItem::Issue(issue)),
+                    return;
                 }
             }
         }
-        for item in sent {
-            if items.send(item).await.is_err() {
-                return;
-            }
+    }
+
+    fn take_drained(&mut self, output: &mut Output) {
+        if let Some(cause) = self.take_lines(&mut output.stdout) {
+            self.stop = Some(cause);
+        }
+    }
+
+    fn gave_up_draining(&mut self, output: &Output, leader: nix::unistd::Pid) {
+        let grace = self.limits.drain_grace.as_secs_f32();
+        let unfinished = output.stdout.pending_bytes();
+        tracing::warn!(
+            %leader,
+            stdout_open = !output.stdout.is_done(),
+            stderr_open = output.stderr.is_open(),
+            unfinished,
+            "a process outside the run still held the CLI's output open {grace} s after the \
+             run ended; stopped reading it"
+        );
+        if !output.stdout.is_done() {
+            self.transcript.warn(format!(
+                "a process outside the run still held stdout open {grace} s after it ended: \
+                 output written after that was not read ({unfinished} byte(s) of an unfinished \
+                 line dropped)"
+            ));
         }
     }
 }

@@ -72,13 +72,18 @@ impl AsyncRead for Choppy {
 async fn read_all(reader: Choppy, max: usize) -> Vec<Expected> {
     let mut lines = LineReader::new(reader, max);
     let mut out = Vec::new();
-    while let Some(line) = lines.next_line().await.expect("reading memory cannot fail") {
-        out.push(match line {
-            Line::Complete(bytes) => Ok(bytes.to_vec()),
-            Line::TooLong { bytes } => Err(bytes),
-        });
+    loop {
+        while let Some(line) = lines.next_line() {
+            out.push(match line {
+                Line::Complete(bytes) => Ok(bytes.to_vec()),
+                Line::TooLong { bytes } => Err(bytes),
+            });
+        }
+        if lines.is_done() {
+            return out;
+        }
+        lines.fill().await.expect("reading memory cannot fail");
     }
-    out
 }
 
 /// Bytes rich in the ones that matter: newlines, carriage returns, invalid UTF-8.

@@ -1,19 +1,20 @@
 //! Progress notifications built from a run's events: "codex: running `cargo test`".
 //!
 //! The engine's observer is synchronous and called for every event, so it only records the
-//! latest description in a watch channel; a task of its own turns that into notifications, at
-//! most one per [`MIN_INTERVAL`], with a rising progress value. While the run is silent it
+//! latest description; a task of its own turns that into notifications, at most one per
+//! [`MIN_INTERVAL`], with a rising progress value. While the run is silent it
 //! repeats the last line every heartbeat, for clients that reset their timeout on progress.
 //! It stops at once when the call is cancelled, and the caller waits for it to stop before
 //! answering, so no notification follows the response.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{AgentEvent, AgentKind};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
-use tokio::sync::watch;
+use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep};
 use tokio_util::sync::CancellationToken;
@@ -25,13 +26,46 @@ const SEND_LIMIT: Duration = Duration::from_secs(1);
 
 /// The observer's end: records what the run is doing.
 pub struct ProgressFeed {
-    latest: watch::Sender<Option<String>>,
+    latest: Arc<Latest>,
+}
+
+/// The latest line of a run, and a wake-up for the reporter when it changes.
+#[derive(Default)]
+struct Latest {
+    line: Mutex<Option<String>>,
+    changed: Notify,
+}
+
+impl Latest {
+    fn line(&self) -> Option<String> {
+        self.line
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
 }
 
 impl ProgressFeed {
+    /// Called for every event of the run, so it costs little: it writes into the line it
+    /// keeps rather than building a new one, and wakes the reporter with one atomic store
+    /// (the reporter picks up only the latest line anyway).
     pub fn observe(&self, event: &AgentEvent) {
-        if let Some(line) = event.describe() {
-            self.latest.send_replace(Some(line));
+        let changed = {
+            let mut latest = self
+                .latest
+                .line
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match &mut *latest {
+                Some(line) => event.describe_into(line),
+                None => {
+                    *latest = event.describe();
+                    latest.is_some()
+                }
+            }
+        };
+        if changed {
+            self.latest.changed.notify_one();
         }
     }
 }
@@ -52,7 +86,7 @@ impl ProgressReporter {
         heartbeat: Option<Duration>,
         stop: CancellationToken,
     ) -> (ProgressFeed, Self) {
-        let (latest, updates) = watch::channel(None);
+        let latest = Arc::new(Latest::default());
         let reporter = Reporter {
             peer,
             token,
@@ -61,7 +95,7 @@ impl ProgressReporter {
             started: Instant::now(),
             sent: 0,
         };
-        let task = tokio::spawn(reporter.run(updates, stop.clone()));
+        let task = tokio::spawn(reporter.run(latest.clone(), stop.clone()));
         (ProgressFeed { latest }, Self { stop, task })
     }
 
@@ -84,17 +118,14 @@ struct Reporter {
 }
 
 impl Reporter {
-    async fn run(mut self, mut updates: watch::Receiver<Option<String>>, stop: CancellationToken) {
+    async fn run(mut self, latest: Arc<Latest>, stop: CancellationToken) {
         loop {
             let message = tokio::select! {
                 biased;
                 () = stop.cancelled() => return,
-                changed = updates.changed() => match changed {
-                    Ok(()) => updates.borrow_and_update().clone(),
-                    Err(_) => return,
-                },
+                () = latest.changed.notified() => latest.line(),
                 () = until(self.heartbeat) => {
-                    let line = updates.borrow().clone().unwrap_or_else(|| "working".to_owned());
+                    let line = latest.line().unwrap_or_else(|| "working".to_owned());
                     Some(format!("{line} ({} s)", self.started.elapsed().as_secs()))
                 }
             };

@@ -164,25 +164,30 @@ impl Reader {
     async fn read(self, input: impl AsyncRead + Unpin) {
         let mut lines = LineReader::new(input, MAX_MESSAGE_BYTES);
         loop {
-            let line = match lines.next_line().await {
-                Ok(Some(line)) => line,
-                Ok(None) => break,
-                Err(error) => {
-                    tracing::warn!(%error, "reading the MCP channel failed");
-                    break;
+            while let Some(line) = lines.next_line() {
+                if !self.take(classify(line)).await {
+                    return;
                 }
-            };
-            match classify(line) {
-                Inbound::Message(message) => {
-                    if !self.forward(*message).await {
-                        break;
-                    }
-                }
-                Inbound::Refused(answer) => self.refuse(&answer).await,
-                Inbound::Ignored(why) => tracing::warn!(%why, "ignored a malformed message"),
-                Inbound::Blank => {}
+            }
+            if lines.is_done() {
+                return;
+            }
+            if let Err(error) = lines.fill().await {
+                tracing::warn!(%error, "reading the MCP channel failed");
+                return;
             }
         }
+    }
+
+    /// Act on one line; false once the session is gone.
+    async fn take(&self, inbound: Inbound) -> bool {
+        match inbound {
+            Inbound::Message(message) => return self.forward(*message).await,
+            Inbound::Refused(answer) => self.refuse(&answer).await,
+            Inbound::Ignored(why) => tracing::warn!(%why, "ignored a malformed message"),
+            Inbound::Blank => {}
+        }
+        true
     }
 
     /// Pass `message` to the session, unless it reuses the id of a request not yet answered;

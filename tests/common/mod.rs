@@ -79,6 +79,12 @@ pub fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
     pids_with_env_entry(|found| found.starts_with(prefix.as_bytes()))
 }
 
+/// Live processes started by any run of the server `server_pid`: they carry its run marker
+/// (`CAM_RUN_ID=<pid>.<start>-<n>`).
+pub fn run_processes_of(server_pid: i32) -> Vec<i32> {
+    pids_with_env_prefix(&format!("CAM_RUN_ID={server_pid}."))
+}
+
 fn pids_with_env_entry(matches: impl Fn(&[u8]) -> bool) -> Vec<i32> {
     std::fs::read_dir("/proc")
         .into_iter()

@@ -4,9 +4,10 @@
 
 use std::collections::HashSet;
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
-use super::json::{Empty, event_type, fields, loose_string, unknown};
+use super::json::{Empty, Fields, Scalar, event_type, fields, loose_string, unknown};
 use super::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::Usage;
@@ -25,12 +26,35 @@ struct ThreadStarted {
 }
 
 #[derive(Deserialize)]
-struct ItemLine {
-    item: Item,
+struct ItemLine<'a> {
+    #[serde(borrow)]
+    item: RawItem<'a>,
 }
 
+/// An item as read in one pass, whatever its type: every field some item type uses, each
+/// kept loosely and checked once the type is known. (serde's internally tagged enums buffer
+/// every field to find the `type`, which is rarely the first key, and that costs more than the
+/// rest of the line.)
 #[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+struct RawItem<'a> {
+    #[serde(rename = "type")]
+    tag: Option<Scalar>,
+    id: Option<Scalar>,
+    text: Option<Scalar>,
+    command: Option<Scalar>,
+    exit_code: Option<Scalar>,
+    status: Option<Scalar>,
+    server: Option<Scalar>,
+    tool: Option<Scalar>,
+    message: Option<Scalar>,
+    #[serde(default, deserialize_with = "loose_string")]
+    query: Option<String>,
+    #[serde(default, borrow, deserialize_with = "raw")]
+    changes: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
 enum Item {
     AgentMessage {
         text: String,
@@ -46,7 +70,6 @@ enum Item {
     },
     FileChange {
         id: Option<String>,
-        #[serde(default)]
         changes: Vec<Change>,
         status: Option<String>,
     },
@@ -59,15 +82,67 @@ enum Item {
     },
     WebSearch {
         id: Option<String>,
-        #[serde(default, deserialize_with = "loose_string")]
         query: Option<String>,
     },
     Error {
         message: String,
     },
     /// `todo_list` and item types newer than this parser: nothing the outcome needs.
-    #[serde(other)]
     Other,
+}
+
+/// `#[serde(deserialize_with = "raw")]`: a value kept as text, `null` included.
+fn raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(deserializer).map(Some)
+}
+
+impl Item {
+    /// The item of a line whose type is `kind`, with the field types each item type needs.
+    fn read(line: &str, kind: &str) -> Result<Self, LineIssue> {
+        let ItemLine { item } = fields(line, kind)?;
+        let field = Fields { kind };
+        let tag = field.required("type", item.tag)?;
+        Ok(match tag.as_str() {
+            "agent_message" => Self::AgentMessage {
+                text: field.required("text", item.text)?,
+            },
+            "reasoning" => Self::Reasoning {
+                text: field.required("text", item.text)?,
+            },
+            "command_execution" => Self::CommandExecution {
+                id: field.optional("id", item.id)?,
+                command: field.required("command", item.command)?,
+                exit_code: field.optional_int("exit_code", item.exit_code)?,
+                status: field.optional("status", item.status)?,
+            },
+            "file_change" => Self::FileChange {
+                id: field.optional("id", item.id)?,
+                changes: match item.changes {
+                    Some(changes) => fields(changes.get(), kind)?,
+                    None => Vec::new(),
+                },
+                status: field.optional("status", item.status)?,
+            },
+            "mcp_tool_call" => Self::McpToolCall {
+                id: field.optional("id", item.id)?,
+                server: field.required("server", item.server)?,
+                tool: field.required("tool", item.tool)?,
+                status: field.optional("status", item.status)?,
+                error: item
+                    .error
+                    .map(|error| fields(error.get(), kind))
+                    .transpose()?,
+            },
+            "web_search" => Self::WebSearch {
+                id: field.optional("id", item.id)?,
+                query: item.query,
+            },
+            "error" => Self::Error {
+                message: field.required("message", item.message)?,
+            },
+            _ => Self::Other,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -108,6 +183,7 @@ struct ErrorLine {
 }
 
 /// A tool call as an item describes it.
+#[derive(Clone)]
 struct Call {
     id: Option<String>,
     name: String,
@@ -117,12 +193,17 @@ struct Call {
 }
 
 impl Call {
-    fn started(&self) -> AgentEvent {
+    /// The call's start, from a call that will not finish here (no copies made).
+    fn into_started(self) -> AgentEvent {
         AgentEvent::ToolStarted {
-            id: self.id.clone(),
-            name: self.name.clone(),
-            command: self.command.clone(),
+            id: self.id,
+            name: self.name,
+            command: self.command,
         }
+    }
+
+    fn started(&self) -> AgentEvent {
+        self.clone().into_started()
     }
 
     fn finished(self) -> AgentEvent {
@@ -221,14 +302,8 @@ impl Dialect for CodexDialect {
                     model: None,
                 });
             }
-            "item.started" => {
-                let ItemLine { item } = fields(line, &kind)?;
-                self.item_started(item, out);
-            }
-            "item.completed" => {
-                let ItemLine { item } = fields(line, &kind)?;
-                self.item_completed(item, out);
-            }
+            "item.started" => self.item_started(Item::read(line, &kind)?, out),
+            "item.completed" => self.item_completed(Item::read(line, &kind)?, out),
             "turn.completed" => turn_completed(fields(line, &kind)?, out),
             "turn.failed" => turn_failed(fields(line, &kind)?, out),
             "error" => error(fields(line, &kind)?, out),
@@ -248,7 +323,7 @@ impl CodexDialect {
             if let Some(id) = &call.id {
                 self.started.insert(id.clone());
             }
-            out.push(call.started());
+            out.push(call.into_started());
         }
     }
 
@@ -615,6 +690,23 @@ mod tests {
             (r#"{"id":"x"}"#, ""),
         ];
         assert_each_malformed::<CodexDialect>(&lines);
+    }
+
+    #[test]
+    fn item_fields_are_typed_by_the_item_type_alone() {
+        let wrong = [
+            r#"{"type":"item.completed","item":{"id":5,"type":"command_execution","command":"ls"}}"#,
+            r#"{"type":"item.completed","item":{"type":"command_execution","command":"ls","exit_code":1.5}}"#,
+            r#"{"type":"item.completed","item":{"type":"file_change","changes":null}}"#,
+            r#"{"type":"item.completed","item":{"type":"mcp_tool_call","server":"s","tool":"t","error":7}}"#,
+            r#"{"type":"item.completed","item":{"type":7}}"#,
+        ];
+        let lines: Vec<(&str, &str)> = wrong.iter().map(|line| (*line, "item.completed")).collect();
+        assert_each_malformed::<CodexDialect>(&lines);
+        let (events, issues) = parse(
+            r#"{"type":"item.completed","item":{"type":"agent_message","text":"hi","command":5,"changes":null}}"#,
+        );
+        assert_eq!((events, issues), (vec![text("hi")], vec![]));
     }
 
     #[test]

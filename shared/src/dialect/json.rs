@@ -71,6 +71,46 @@ fn issue(error: &serde_json::Error, kind: &str) -> LineIssue {
     }
 }
 
+/// Checks the loosely read fields of an object of type `kind`, so that a field of the wrong
+/// type makes the line malformed, as a typed struct would.
+pub(super) struct Fields<'k> {
+    pub kind: &'k str,
+}
+
+impl Fields<'_> {
+    pub fn required(&self, name: &str, value: Option<Scalar>) -> Result<String, LineIssue> {
+        self.optional(name, value)?
+            .ok_or_else(|| self.malformed(format!("missing field `{name}`")))
+    }
+
+    pub fn optional(&self, name: &str, value: Option<Scalar>) -> Result<Option<String>, LineIssue> {
+        match value {
+            None => Ok(None),
+            Some(Scalar::Str(text)) => Ok(Some(text)),
+            Some(_) => Err(self.malformed(format!("`{name}` is not a string"))),
+        }
+    }
+
+    pub fn optional_int(
+        &self,
+        name: &str,
+        value: Option<Scalar>,
+    ) -> Result<Option<i64>, LineIssue> {
+        match value {
+            None => Ok(None),
+            Some(Scalar::Int(n)) => Ok(Some(n)),
+            Some(_) => Err(self.malformed(format!("`{name}` is not a 64-bit integer"))),
+        }
+    }
+
+    fn malformed(&self, reason: String) -> LineIssue {
+        LineIssue::Malformed {
+            event_type: self.kind.to_owned(),
+            reason,
+        }
+    }
+}
+
 /// Any JSON value, reduced to the scalar it holds. For fields that are not essential, so a
 /// CLI changing their shape costs the field, not the line.
 pub(super) enum Scalar {

@@ -1,7 +1,17 @@
 //! Reading stdout line by line with no silent loss: lines of any length up to a cap arrive
 //! whole, and a longer line is reported, never dropped or split.
+//!
+//! Reading and splitting are separate steps: [`LineReader::fill`] waits for more bytes (and is
+//! cancel-safe, so it can sit in a `select!`), then [`LineReader::next_line`] hands out every
+//! complete line already read, without waiting. [`LineReader::fill_now`] takes what the pipe
+//! holds this instant without the async runtime, for a drain that must not wait on it.
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use std::io;
+use std::os::fd::AsFd;
+
+use nix::errno::Errno;
+use nix::fcntl::{FcntlArg, OFlag, fcntl};
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// One line of output.
 #[derive(Debug, PartialEq, Eq)]
@@ -13,61 +23,144 @@ pub enum Line<'a> {
 }
 
 pub struct LineReader<R> {
-    inner: BufReader<R>,
+    inner: R,
+    /// Bytes read; `buf[start..]` are not yet handed out.
+    buf: Vec<u8>,
+    start: usize,
+    /// How many bytes from `start` are known to hold no newline.
+    scanned: usize,
+    /// Bytes of an over-long line thrown away so far; 0 when not inside one.
+    discarded: usize,
+    eof: bool,
     max_bytes: usize,
-    line: Vec<u8>,
 }
 
+/// Room made for each read.
+const READ_SIZE: usize = 64 * 1024;
 /// Buffer capacity kept between lines; a larger one left by a huge line is given back.
 const KEPT_CAPACITY: usize = 1 << 20;
 
-impl<R: AsyncRead + Unpin> LineReader<R> {
+impl<R> LineReader<R> {
     pub fn new(inner: R, max_bytes: usize) -> Self {
         Self {
-            inner: BufReader::with_capacity(64 * 1024, inner),
+            inner,
+            buf: Vec::with_capacity(READ_SIZE),
+            start: 0,
+            scanned: 0,
+            discarded: 0,
+            eof: false,
             max_bytes,
-            line: Vec::new(),
         }
     }
 
-    /// The next line, or `None` at end of output. A last line without a newline counts.
-    pub async fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
-        if self.line.capacity() > KEPT_CAPACITY {
-            self.line = Vec::new();
-        }
-        self.line.clear();
-        let mut discarded = 0usize;
-        loop {
-            let available = self.inner.fill_buf().await?;
-            if available.is_empty() {
-                if self.line.is_empty() && discarded == 0 {
-                    return Ok(None);
+    /// Whether the output ended and every line of it was handed out.
+    pub fn is_done(&self) -> bool {
+        self.eof && self.start == self.buf.len() && self.discarded == 0
+    }
+
+    /// Bytes read that no complete line has handed out yet.
+    pub fn pending_bytes(&self) -> usize {
+        self.buf.len() - self.start + self.discarded
+    }
+
+    /// The next complete line already read, or, once the output ended, its last line without
+    /// a newline. `None` when more bytes are needed.
+    pub fn next_line(&mut self) -> Option<Line<'_>> {
+        let pending = self.buf.len() - self.start;
+        let newline = memchr::memchr(b'\n', &self.buf[self.start + self.scanned..])
+            .map(|at| self.start + self.scanned + at);
+        let end = match newline {
+            Some(end) => end,
+            None if self.eof && (pending > 0 || self.discarded > 0) => self.buf.len(),
+            None => {
+                self.scanned = pending;
+                if self.discarded > 0 || pending > self.max_bytes {
+                    // Inside an over-long line: count its bytes and keep none of them.
+                    self.discarded += pending;
+                    self.buf.truncate(self.start);
+                    self.scanned = 0;
                 }
-                break;
+                return None;
             }
-            let (chunk, found_newline) = match memchr::memchr(b'\n', available) {
-                Some(end) => (&available[..end], true),
-                None => (available, false),
+        };
+        let begin = self.start;
+        self.start = (end + 1).min(self.buf.len());
+        self.scanned = 0;
+        let bytes = self.discarded + (end - begin);
+        if self.discarded > 0 || bytes > self.max_bytes {
+            self.discarded = 0;
+            return Some(Line::TooLong { bytes });
+        }
+        let line = &self.buf[begin..end];
+        Some(Line::Complete(line.strip_suffix(b"\r").unwrap_or(line)))
+    }
+
+    /// Drop the bytes already handed out and make room for one more read.
+    fn make_room(&mut self) {
+        if self.start > 0 {
+            self.buf.drain(..self.start);
+            self.start = 0;
+        }
+        if self.buf.capacity() > KEPT_CAPACITY && self.buf.len() < READ_SIZE {
+            self.buf.shrink_to(2 * READ_SIZE);
+        }
+        self.buf.reserve(READ_SIZE);
+    }
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Wait for more output; returns how many bytes came, 0 at its end. Cancel-safe.
+    pub async fn fill(&mut self) -> io::Result<usize> {
+        self.make_room();
+        let read = self.inner.read_buf(&mut self.buf).await;
+        if matches!(read, Ok(0) | Err(_)) {
+            self.eof = true;
+        }
+        read
+    }
+}
+
+impl<R: AsFd> LineReader<R> {
+    /// Read what the pipe holds now, up to about `limit` bytes, without waiting and without
+    /// the async runtime (whose readiness news may lag behind a busy machine). Returns the
+    /// bytes read; the output may have ended (see [`LineReader::is_done`]).
+    pub fn fill_now(&mut self, limit: usize) -> io::Result<usize> {
+        let mut total = 0;
+        while total < limit && !self.eof {
+            self.make_room();
+            let len = self.buf.len();
+            self.buf.resize(len + READ_SIZE, 0);
+            let read = read_ready(&self.inner, &mut self.buf[len..]);
+            let got = match read {
+                Ok(Some(n)) => n,
+                Ok(None) | Err(_) => 0,
             };
-            let used = chunk.len() + usize::from(found_newline);
-            if discarded > 0 {
-                discarded += chunk.len();
-            } else if self.line.len() + chunk.len() > self.max_bytes {
-                discarded = self.line.len() + chunk.len();
-                self.line = Vec::new();
-            } else {
-                self.line.extend_from_slice(chunk);
-            }
-            self.inner.consume(used);
-            if found_newline {
-                break;
+            self.buf.truncate(len + got);
+            match read? {
+                Some(0) => self.eof = true,
+                Some(n) => total += n,
+                None => break,
             }
         }
-        if discarded > 0 {
-            return Ok(Some(Line::TooLong { bytes: discarded }));
+        Ok(total)
+    }
+}
+
+/// One read of `fd` that never blocks: `Some(0)` at the end of output, `None` when nothing
+/// is there to read now.
+pub(super) fn read_ready(fd: impl AsFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    let fd = fd.as_fd();
+    let flags = OFlag::from_bits_retain(fcntl(fd, FcntlArg::F_GETFL)?);
+    if !flags.contains(OFlag::O_NONBLOCK) {
+        fcntl(fd, FcntlArg::F_SETFL(flags | OFlag::O_NONBLOCK))?;
+    }
+    loop {
+        match nix::unistd::read(fd, buf) {
+            Ok(n) => return Ok(Some(n)),
+            Err(Errno::EAGAIN) => return Ok(None),
+            Err(Errno::EINTR) => {}
+            Err(errno) => return Err(errno.into()),
         }
-        let line = self.line.strip_suffix(b"\r").unwrap_or(&self.line);
-        Ok(Some(Line::Complete(line)))
     }
 }
 
@@ -75,14 +168,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 mod tests {
     use super::*;
 
+    fn owned(line: Line<'_>) -> Result<Vec<u8>, usize> {
+        match line {
+            Line::Complete(bytes) => Ok(bytes.to_vec()),
+            Line::TooLong { bytes } => Err(bytes),
+        }
+    }
+
     async fn read_all(input: &[u8], max: usize) -> Vec<Result<Vec<u8>, usize>> {
         let mut reader = LineReader::new(input, max);
         let mut lines = Vec::new();
-        while let Some(line) = reader.next_line().await.unwrap() {
-            lines.push(match line {
-                Line::Complete(bytes) => Ok(bytes.to_vec()),
-                Line::TooLong { bytes } => Err(bytes),
-            });
+        while !reader.is_done() {
+            reader.fill().await.unwrap();
+            while let Some(line) = reader.next_line() {
+                lines.push(owned(line));
+            }
         }
         lines
     }
@@ -105,11 +205,33 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_line_over_the_cap_within_one_read_is_reported_too() {
+        let lines = read_all(b"0123456789ab\nok\n", 10).await;
+        assert_eq!(lines, vec![Err(12), Ok(b"ok".to_vec())]);
+    }
+
+    #[tokio::test]
     async fn last_line_without_newline_and_crlf_are_read() {
         let lines = read_all(b"a\r\n\nb", 10).await;
         assert_eq!(
             lines,
             vec![Ok(b"a".to_vec()), Ok(Vec::new()), Ok(b"b".to_vec())]
         );
+    }
+
+    #[test]
+    fn fill_now_takes_what_a_pipe_holds_and_sees_its_end_once_the_writer_is_gone() {
+        let (read_end, write_end) = nix::unistd::pipe().unwrap();
+        let mut reader = LineReader::new(read_end, 1024);
+        nix::unistd::write(&write_end, b"one\ntw").unwrap();
+        assert_eq!(reader.fill_now(usize::MAX).unwrap(), 6);
+        assert_eq!(reader.next_line().map(owned), Some(Ok(b"one".to_vec())));
+        assert_eq!(reader.next_line(), None);
+        assert!(!reader.is_done(), "the writer is still there");
+        nix::unistd::write(&write_end, b"o").unwrap();
+        drop(write_end);
+        reader.fill_now(usize::MAX).unwrap();
+        assert_eq!(reader.next_line().map(owned), Some(Ok(b"two".to_vec())));
+        assert!(reader.is_done());
     }
 }

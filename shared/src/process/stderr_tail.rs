@@ -1,72 +1,87 @@
-//! Draining stderr into a bounded buffer, so a chatty CLI never blocks on a full pipe and the
+//! Reading stderr into a bounded buffer, so a chatty CLI never blocks on a full pipe and the
 //! end of what it said is kept for error messages.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::os::fd::AsFd;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-#[derive(Clone)]
-pub struct StderrTail {
-    inner: Arc<Mutex<Tail>>,
-}
+use super::lines::read_ready;
 
-struct Tail {
+/// A CLI's stderr pipe and the last bytes read from it.
+pub struct StderrTail<R> {
+    inner: R,
+    open: bool,
+    chunk: Box<[u8]>,
     bytes: VecDeque<u8>,
     capacity: usize,
-    total: u64,
 }
 
 /// Lines of the tail quoted in outcomes.
 const QUOTED_LINES: usize = 20;
+const CHUNK: usize = 16 * 1024;
 
-impl StderrTail {
-    pub fn new(capacity: usize) -> Self {
+impl<R> StderrTail<R> {
+    pub fn new(inner: R, capacity: usize) -> Self {
         Self {
-            inner: Arc::new(Mutex::new(Tail {
-                bytes: VecDeque::with_capacity(capacity.min(64 * 1024)),
-                capacity,
-                total: 0,
-            })),
+            inner,
+            open: true,
+            chunk: vec![0; CHUNK].into_boxed_slice(),
+            bytes: VecDeque::with_capacity(capacity.min(CHUNK)),
+            capacity,
         }
     }
 
-    /// Read `stderr` to its end, keeping the last bytes.
-    pub async fn pump(self, mut stderr: impl AsyncRead + Unpin) {
-        let mut chunk = vec![0u8; 16 * 1024];
-        while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
-            self.push(&chunk[..read]);
-        }
+    /// Whether the pipe may still have something to say.
+    pub fn is_open(&self) -> bool {
+        self.open
     }
 
-    fn push(&self, chunk: &[u8]) {
-        let mut tail = self.lock();
-        tail.total += chunk.len() as u64;
-        let keep = chunk.len().min(tail.capacity);
-        let overflow = (tail.bytes.len() + keep).saturating_sub(tail.capacity);
-        tail.bytes.drain(..overflow);
-        tail.bytes.extend(&chunk[chunk.len() - keep..]);
+    /// Keep one read of `read` bytes (0 or an error: the end).
+    fn keep(&mut self, read: std::io::Result<usize>) {
+        let Ok(read @ 1..) = read else {
+            self.open = false;
+            return;
+        };
+        let chunk = &self.chunk[..read];
+        let keep = read.min(self.capacity);
+        let overflow = (self.bytes.len() + keep).saturating_sub(self.capacity);
+        self.bytes.drain(..overflow);
+        self.bytes.extend(&chunk[read - keep..]);
     }
 
     /// The last lines written, as text.
     pub fn text(&self) -> String {
-        let tail = self.lock();
-        let (front, back) = tail.bytes.as_slices();
+        let (front, back) = self.bytes.as_slices();
         let bytes = [front, back].concat();
         let text = String::from_utf8_lossy(&bytes);
         let lines: Vec<&str> = text.trim_end().lines().collect();
         lines[lines.len().saturating_sub(QUOTED_LINES)..].join("\n")
     }
+}
 
-    /// Bytes written to stderr in all.
-    pub fn total_bytes(&self) -> u64 {
-        self.lock().total
+impl<R: AsyncRead + Unpin> StderrTail<R> {
+    /// Wait for the next bytes and keep them. Cancel-safe.
+    pub async fn read(&mut self) {
+        let read = self.inner.read(&mut self.chunk).await;
+        self.keep(read);
     }
+}
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Tail> {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+impl<R: AsFd> StderrTail<R> {
+    /// Keep what the pipe holds now, up to about `limit` bytes, without waiting.
+    pub fn read_now(&mut self, limit: usize) {
+        let mut total = 0;
+        while self.open && total < limit {
+            match read_ready(&self.inner, &mut self.chunk) {
+                Ok(Some(read)) => {
+                    total += read;
+                    self.keep(Ok(read));
+                }
+                Ok(None) => return,
+                Err(error) => self.keep(Err(error)),
+            }
+        }
     }
 }
 
@@ -76,13 +91,15 @@ mod tests {
 
     #[tokio::test]
     async fn keeps_only_the_end_of_a_flood() {
-        let tail = StderrTail::new(1024);
         let mut flood = Vec::new();
         for i in 0..10_000 {
             flood.extend_from_slice(format!("line {i}\n").as_bytes());
         }
-        tail.clone().pump(flood.as_slice()).await;
-        assert_eq!(tail.total_bytes(), flood.len() as u64);
+        let mut tail = StderrTail::new(flood.as_slice(), 1024);
+        while tail.is_open() {
+            tail.read().await;
+        }
+        assert_eq!(tail.bytes.len(), 1024);
         assert!(tail.text().ends_with("line 9999"));
         assert_eq!(tail.text().lines().count(), QUOTED_LINES);
     }
