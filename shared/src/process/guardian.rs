@@ -14,7 +14,7 @@ use std::process::{ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::spawn::{BadMarkerPrefix, MarkerPrefix};
-use super::sweep::kill_marked;
+use super::sweep::{UNSURE_FOR, kill_marked};
 
 /// The hidden first argument that makes the binary a guardian.
 pub const GUARDIAN_COMMAND: &str = "__guardian";
@@ -75,12 +75,14 @@ pub fn run_guardian(prefix: &str) -> Result<usize, GuardianError> {
 }
 
 fn kill_until_none(prefix: &MarkerPrefix) -> usize {
-    let give_up = Instant::now() + GIVE_UP;
+    let started = Instant::now();
     let mut total = 0;
     loop {
-        let killed = kill_marked(prefix);
-        total += killed;
-        if killed == 0 || Instant::now() >= give_up {
+        let pass = kill_marked(prefix);
+        total += pass.killed;
+        // A process in the middle of an exec reads as no environment for a moment.
+        let unsure = pass.unsure > 0 && started.elapsed() < UNSURE_FOR;
+        if (pass.killed == 0 && !unsure) || started.elapsed() >= GIVE_UP {
             return total;
         }
         std::thread::sleep(ROUND);

@@ -13,11 +13,18 @@ pub struct ProcStat {
     pub ppid: Pid,
     pub pgrp: Pid,
     pub session: Pid,
+    flags: u32,
 }
 
 impl ProcStat {
     pub fn is_zombie(&self) -> bool {
         self.state == b'Z'
+    }
+
+    /// A kernel thread has no environment at all, so it never carries a marker.
+    pub fn is_kernel_thread(&self) -> bool {
+        const PF_KTHREAD: u32 = 0x0020_0000;
+        self.flags & PF_KTHREAD != 0
     }
 
     pub fn read(pid: Pid) -> Option<Self> {
@@ -28,12 +35,16 @@ impl ProcStat {
         let mut fields = rest.split_ascii_whitespace();
         let state = *fields.next()?.as_bytes().first()?;
         let mut next_pid = || fields.next()?.parse().ok().map(Pid::from_raw);
+        let (ppid, pgrp, session) = (next_pid()?, next_pid()?, next_pid()?);
+        // After the session: tty_nr, tpgid, then the flags.
+        let flags = fields.nth(2)?.parse().ok()?;
         Some(Self {
             pid,
             state,
-            ppid: next_pid()?,
-            pgrp: next_pid()?,
-            session: next_pid()?,
+            ppid,
+            pgrp,
+            session,
+            flags,
         })
     }
 }
@@ -53,10 +64,26 @@ pub fn process_table() -> impl Iterator<Item = ProcStat> {
     pids().filter_map(ProcStat::read)
 }
 
-/// The process's `CAM_RUN_ID=…` entry, if it has one. A zombie, a process of another user
-/// and a process that has gone all have none.
-pub fn marker_entry(pid: Pid) -> Option<Vec<u8>> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+/// What a process's environment says of its run marker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MarkerRead {
+    /// Its `CAM_RUN_ID=…` entry.
+    Entry(Vec<u8>),
+    /// It has none: no such entry, or the process is gone or not ours to read.
+    Absent,
+    /// Its environment read empty. A process in the middle of an exec shows none for a moment
+    /// (the old memory is gone, the new one not yet set up), so this says nothing yet: ask
+    /// again. A zombie or a kernel thread reads empty for good.
+    Unsure,
+}
+
+pub fn read_marker(pid: Pid) -> MarkerRead {
+    let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
+        return MarkerRead::Absent;
+    };
+    if environ.is_empty() {
+        return MarkerRead::Unsure;
+    }
     let name = MARKER_VAR.as_bytes();
     environ
         .split(|&b| b == 0)
@@ -65,5 +92,15 @@ pub fn marker_entry(pid: Pid) -> Option<Vec<u8>> {
                 .strip_prefix(name)
                 .is_some_and(|rest| rest.first() == Some(&b'='))
         })
-        .map(<[u8]>::to_vec)
+        .map_or(MarkerRead::Absent, |entry| {
+            MarkerRead::Entry(entry.to_vec())
+        })
+}
+
+/// The process's `CAM_RUN_ID=…` entry, if it shows one now.
+pub fn marker_entry(pid: Pid) -> Option<Vec<u8>> {
+    match read_marker(pid) {
+        MarkerRead::Entry(entry) => Some(entry),
+        MarkerRead::Absent | MarkerRead::Unsure => None,
+    }
 }

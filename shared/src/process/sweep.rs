@@ -25,17 +25,20 @@ use nix::unistd::Pid;
 
 use super::leader::{Leader, is_live_leader};
 use super::pidfd::{Fate, PidFd, kill_if};
-use super::proc_table::{ProcStat, marker_entry, pids, process_table};
+use super::proc_table::{MarkerRead, ProcStat, marker_entry, process_table, read_marker};
 use super::spawn::{MarkerPrefix, RunMarker};
 
 /// How long a sweep keeps going while processes of the run are still dying.
 const SWEEP_LIMIT: Duration = Duration::from_secs(5);
 const SWEEP_ROUND: Duration = Duration::from_millis(10);
+/// How long a process whose environment reads empty is asked again: long enough for any
+/// exec to finish; a process that really has no environment cannot be told apart.
+pub const UNSURE_FOR: Duration = Duration::from_secs(1);
 
-/// One process in a snapshot, with its marker entry when it was a candidate for one.
+/// One process in a snapshot, with what its environment said when it was a candidate.
 struct Entry {
     stat: ProcStat,
-    marker: Option<Vec<u8>>,
+    marker: MarkerRead,
 }
 
 struct Snapshot {
@@ -68,9 +71,13 @@ fn read_snapshot() -> Vec<Entry> {
     let subreaper = nix::sys::prctl::get_child_subreaper().unwrap_or(false);
     process_table()
         .map(|stat| {
-            let candidate =
-                !stat.is_zombie() && (!subreaper || (stat.ppid == me && !is_live_leader(stat.pid)));
-            let marker = candidate.then(|| marker_entry(stat.pid)).flatten();
+            let candidate = !stat.is_zombie()
+                && !stat.is_kernel_thread()
+                && (!subreaper || (stat.ppid == me && !is_live_leader(stat.pid)));
+            let marker = match candidate {
+                true => read_marker(stat.pid),
+                false => MarkerRead::Absent,
+            };
             Entry { stat, marker }
         })
         .collect()
@@ -85,6 +92,7 @@ pub async fn sweep(leader: &Leader, marker: &RunMarker) -> usize {
         killed: HashMap::new(),
         followed: 0,
         count: 0,
+        unsure_until: Instant::now() + UNSURE_FOR,
     };
     let deadline = Instant::now() + SWEEP_LIMIT;
     loop {
@@ -110,6 +118,8 @@ struct RunSweep {
     /// How many of `killed` were counted already.
     followed: usize,
     count: usize,
+    /// Until when an orphan whose environment reads empty keeps the sweep going.
+    unsure_until: Instant,
 }
 
 impl RunSweep {
@@ -129,7 +139,13 @@ impl RunSweep {
         let me = Pid::this();
         let mut pending = false;
         for Entry { stat, marker } in &snapshot.entries {
-            let ours = self.in_group_or_session(stat) || marker.as_ref() == Some(&self.marker);
+            let ours = self.in_group_or_session(stat)
+                || matches!(marker, MarkerRead::Entry(entry) if *entry == self.marker);
+            if *marker == MarkerRead::Unsure && !ours {
+                // Perhaps ours, in the middle of an exec: look again next round.
+                pending |= Instant::now() < self.unsure_until;
+                continue;
+            }
             if !ours || stat.pid == self.leader {
                 continue;
             }
@@ -155,26 +171,42 @@ impl RunSweep {
     }
 }
 
+/// What one pass of [`kill_marked`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MarkedPass {
+    pub killed: usize,
+    /// Processes whose environment read empty: perhaps marked, in the middle of an exec.
+    pub unsure: usize,
+}
+
 /// SIGKILL every live process carrying a marker that starts with `prefix`, each through a
-/// pidfd after its marker is checked again. One pass; returns how many it killed.
-pub fn kill_marked(prefix: &MarkerPrefix) -> usize {
+/// pidfd after its marker is checked again. One pass.
+pub fn kill_marked(prefix: &MarkerPrefix) -> MarkedPass {
     let ours = |pid| marker_entry(pid).is_some_and(|entry| prefix.matches(&entry));
-    pids()
-        .filter(|&pid| ours(pid))
-        .filter(|&pid| kill_if(pid, ours).is_some())
-        .count()
+    let mut pass = MarkedPass::default();
+    for stat in process_table().filter(|stat| !stat.is_zombie() && !stat.is_kernel_thread()) {
+        match read_marker(stat.pid) {
+            MarkerRead::Entry(entry) if prefix.matches(&entry) => {
+                pass.killed += usize::from(kill_if(stat.pid, ours).is_some());
+            }
+            MarkerRead::Unsure => pass.unsure += 1,
+            MarkerRead::Entry(_) | MarkerRead::Absent => {}
+        }
+    }
+    pass
 }
 
 /// SIGKILL every live process that any run of this process started: the last resort of a
 /// server shutdown whose teardowns did not finish in time. Returns how many it signalled.
 pub fn kill_every_run() -> usize {
-    kill_marked(&MarkerPrefix::of_this_process())
+    kill_marked(&MarkerPrefix::of_this_process()).killed
 }
 
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::CommandExt;
 
+    use super::super::proc_table::pids;
     use super::*;
 
     fn marked_sleeper(value: &str) -> std::process::Child {
