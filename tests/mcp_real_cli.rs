@@ -29,8 +29,10 @@ async fn serve(agent: AgentKind) -> Option<(MockModel, Sandbox, Server)> {
     let bin = real::installed(agent)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
+    // The person running these servers allows `unlimited`, which some CLIs' shell tool needs.
     let mut server = Server::builder()
         .env(agent.bin_env_var(), &sandbox.wrapper)
+        .env("CAM_MAX_PERMISSION", "unlimited")
         .cwd(&sandbox.workspace)
         .spawn();
     server.initialize().await;
@@ -97,8 +99,14 @@ async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
     };
     let permission = real::shell_permission(agent).name();
     let arguments = json!({"prompt": "RUN_SHELL: sleep 478", "permission": permission});
-    server.start_call(agent.name(), arguments, None).await;
+    let call = server.start_call(agent.name(), arguments, None).await;
     wait_until("the tool's `sleep 478` runs", || {
+        if server.has_response(call) {
+            panic!(
+                "the {agent} call ended before its tool ran: {:?}",
+                server.messages().last()
+            );
+        }
         sandbox.runs(b"sleep\x00478")
     })
     .await;
