@@ -277,8 +277,9 @@ async fn quick_server() -> Server {
     server
 }
 
-/// A long codex run of `events` lines: mostly shell commands started and completed with a
-/// short output, a reasoning item every tenth line, a final message.
+/// A long codex run of `events` lines, about 100 bytes each, as the issue measured: in every
+/// ten, a shell command started and completed (with a line of output), seven reasoning items
+/// and an agent message; a final message.
 fn long_codex_stream(events: usize) -> String {
     let mut stream = String::with_capacity(events * 110);
     stream.push_str(
@@ -287,16 +288,19 @@ fn long_codex_stream(events: usize) -> String {
     stream.push_str("{\"type\":\"turn.started\"}\n");
     let body = events.saturating_sub(4);
     for n in 0..body {
-        let item = n / 2;
         let line = match n % 10 {
-            9 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Checking the tests** of step {n}\"}}}}\n"
+            0 => format!(
+                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"cargo test m{n}\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
             ),
-            k if k % 2 == 0 => format!(
-                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
+            1 => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{0}\",\"type\":\"command_execution\",\"command\":\"cargo test m{0}\",\"aggregated_output\":\"ok\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n",
+                n - 1
+            ),
+            8 => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"agent_message\",\"text\":\"m{n} passes.\"}}}}\n"
             ),
             _ => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"1:fn main\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n"
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Step {n}**\"}}}}\n"
             ),
         };
         stream.push_str(&line);

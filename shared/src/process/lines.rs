@@ -5,9 +5,11 @@
 //! cancel-safe, so it can sit in a `select!`), then [`LineReader::next_line`] hands out every
 //! complete line already read, without waiting. [`LineReader::fill_now`] takes what the pipe
 //! holds this instant without the async runtime, for a drain that must not wait on it.
+//! [`LineReader::fill_paced`] reads a busy pipe in batches (see [`Pacing`]).
 
 use std::io;
 use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -33,6 +35,7 @@ pub struct LineReader<R> {
     discarded: usize,
     eof: bool,
     max_bytes: usize,
+    pacing: Pacing,
 }
 
 /// Room made for each read.
@@ -50,6 +53,7 @@ impl<R> LineReader<R> {
             discarded: 0,
             eof: false,
             max_bytes,
+            pacing: Pacing::default(),
         }
     }
 
@@ -115,6 +119,65 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         let read = self.inner.read_buf(&mut self.buf).await;
         if matches!(read, Ok(0) | Err(_)) {
             self.eof = true;
+        }
+        read
+    }
+}
+
+/// How long a reader that keeps up with a busy writer waits before its next read, so that one
+/// wake-up takes many lines rather than one.
+const BATCH_WAIT: Duration = Duration::from_millis(1);
+/// A read of at least this much after such a wait: the writer is still busy.
+const BUSY_BYTES: usize = 4096;
+/// The pipe size asked for once the writer proves busy: room for what a fast writer writes
+/// during a wait (the default 64 KiB would make it block). Only busy pipes ask, so that many
+/// quiet runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
+const BUSY_PIPE_BYTES: i32 = 1 << 20;
+
+/// When to read: at once while the output is sparse; after a short wait while the writer is
+/// busy. A CLI flushes every event, so a reader that keeps up wakes once per line, and the
+/// wake-ups cost more than the parsing.
+#[derive(Default)]
+struct Pacing {
+    batching: bool,
+    grown: bool,
+    last_read: Option<Instant>,
+}
+
+impl Pacing {
+    /// Note a read of `bytes`; true when the pipe should grow now.
+    fn note(&mut self, bytes: usize) -> bool {
+        let now = Instant::now();
+        self.batching = if self.batching {
+            bytes >= BUSY_BYTES
+        } else {
+            // Two reads back to back: the writer is busy.
+            bytes > 0 && self.last_read.is_some_and(|at| now - at < BATCH_WAIT)
+        };
+        self.last_read = Some(now);
+        self.batching && !std::mem::replace(&mut self.grown, true)
+    }
+}
+
+impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
+    /// [`LineReader::fill`], after a short wait while the writer is busy (see [`Pacing`]).
+    /// Cancel-safe: nothing is read during the wait.
+    pub async fn fill_paced(&mut self) -> io::Result<usize> {
+        let batching = self.pacing.batching;
+        if batching {
+            tokio::time::sleep(BATCH_WAIT).await;
+        }
+        let mut read = self.fill().await;
+        if batching && let Ok(first) = read {
+            // Take all that piled up, not one buffer of it.
+            read = self.fill_now(BUSY_PIPE_BYTES as usize).map(|rest| first + rest);
+        }
+        if let Ok(bytes) = read
+            && self.pacing.note(bytes)
+            && let Err(error) = fcntl(self.inner.as_fd(), FcntlArg::F_SETPIPE_SZ(BUSY_PIPE_BYTES))
+        {
+            // The default size still works, with more wake-ups.
+            tracing::debug!(%error, "could not enlarge a busy pipe");
         }
         read
     }
