@@ -411,7 +411,9 @@ mod tests {
 
     fn transcript(events: &[AgentEvent]) -> Transcript {
         let mut transcript = Transcript::new(AgentKind::Gemini);
-        events.iter().for_each(|event| transcript.record(event.clone()));
+        events
+            .iter()
+            .for_each(|event| transcript.record(event.clone()));
         transcript
     }
 

@@ -196,7 +196,7 @@ fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
             return None;
         }
         let value = scan.value()?;
-        let Some(bit) = RawItem::FLAT_FIELDS.iter().position(|field| *field == key) else {
+        let Some((bit, slot)) = item.flat_field(key) else {
             continue;
         };
         if seen & (1 << bit) != 0 {
@@ -210,7 +210,7 @@ fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
             Flat::Null => None,
             Flat::Escaped => return None,
         };
-        match item.flat_field(key) {
+        match slot {
             Some(slot) => *slot = scalar,
             None => item.query = scalar.and_then(Scalar::into_string),
         }
@@ -218,33 +218,23 @@ fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
     Some(item)
 }
 
-impl<'a> RawItem<'a> {
-    /// The fields the fast path reads; it leaves lines with the others to serde.
-    const FLAT_FIELDS: [&'static str; 10] = [
-        "type",
-        "id",
-        "text",
-        "command",
-        "exit_code",
-        "status",
-        "server",
-        "tool",
-        "message",
-        "query",
-    ];
+/// The slot of a field the fast path reads (`None` for `query`), and a bit of its own.
+type FlatField<'s, 'a> = (u8, Option<&'s mut Option<Scalar<'a>>>);
 
-    /// The slot of a flat field other than `query`.
-    fn flat_field(&mut self, key: &str) -> Option<&mut Option<Scalar<'a>>> {
+impl<'a> RawItem<'a> {
+    /// The field named `key`, if the fast path reads it; it leaves the others to serde.
+    fn flat_field(&mut self, key: &str) -> Option<FlatField<'_, 'a>> {
         Some(match key {
-            "type" => &mut self.tag,
-            "id" => &mut self.id,
-            "text" => &mut self.text,
-            "command" => &mut self.command,
-            "exit_code" => &mut self.exit_code,
-            "status" => &mut self.status,
-            "server" => &mut self.server,
-            "tool" => &mut self.tool,
-            "message" => &mut self.message,
+            "type" => (0, Some(&mut self.tag)),
+            "id" => (1, Some(&mut self.id)),
+            "text" => (2, Some(&mut self.text)),
+            "command" => (3, Some(&mut self.command)),
+            "exit_code" => (4, Some(&mut self.exit_code)),
+            "status" => (5, Some(&mut self.status)),
+            "server" => (6, Some(&mut self.server)),
+            "tool" => (7, Some(&mut self.tool)),
+            "message" => (8, Some(&mut self.message)),
+            "query" => (9, None),
             _ => return None,
         })
     }
@@ -846,7 +836,9 @@ mod tests {
         let mut fast = 0;
         for line in item_lines() {
             for at in (0..=line.len()).filter(|&at| line.is_char_boundary(at)) {
-                for with in ["", "\"", "\\", ",", ":", "{", "}", "[", "1", "-", ".", "n", " ", "é", "\n"] {
+                for with in [
+                    "", "\"", "\\", ",", ":", "{", "}", "[", "1", "-", ".", "n", " ", "é", "\n",
+                ] {
                     let next = line[at..].chars().next().map_or(0, char::len_utf8);
                     let mutated = format!("{}{with}{}", &line[..at], &line[at + next..]);
                     let Some(item) = quick_item(&mutated) else {

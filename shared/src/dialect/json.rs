@@ -179,10 +179,7 @@ impl<'de> Visitor<'de> for ScalarVisitor {
         Ok(Scalar::Other)
     }
 
-    fn visit_some<D: Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> Result<Scalar<'de>, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Scalar<'de>, D::Error> {
         Scalar::deserialize(deserializer)
     }
 

@@ -170,7 +170,9 @@ impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
         let mut read = self.fill().await;
         if batching && let Ok(first) = read {
             // Take all that piled up, not one buffer of it.
-            read = self.fill_now(BUSY_PIPE_BYTES as usize).map(|rest| first + rest);
+            read = self
+                .fill_now(BUSY_PIPE_BYTES as usize)
+                .map(|rest| first + rest);
         }
         if let Ok(bytes) = read
             && self.pacing.note(bytes)
