@@ -127,16 +127,19 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 /// How long a reader that keeps up with a busy writer waits before its next read, so that one
 /// wake-up takes many lines rather than one.
 const BATCH_WAIT: Duration = Duration::from_millis(1);
-/// A read of at least this much after such a wait: the writer is still busy.
-const BUSY_BYTES: usize = 4096;
+/// A writer giving at least this much per `BATCH_WAIT` is busy.
+const BUSY_BYTES: u128 = 4096;
+/// A read this large means the reader is behind: it reads again at once, as waiting would
+/// only delay it.
+const BEHIND_BYTES: usize = 64 * 1024;
 /// The pipe size asked for once the writer proves busy: room for what a fast writer writes
 /// during a wait (the default 64 KiB would make it block). Only busy pipes ask, so that many
 /// quiet runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
 const BUSY_PIPE_BYTES: i32 = 1 << 20;
 
-/// When to read: at once while the output is sparse; after a short wait while the writer is
-/// busy. A CLI flushes every event, so a reader that keeps up wakes once per line, and the
-/// wake-ups cost more than the parsing.
+/// When to read: at once while the output is sparse or the reader is behind; after a short
+/// wait while a busy writer is kept up with. A CLI flushes every event, so a reader that keeps
+/// up wakes once per line, and the wake-ups cost more than the parsing.
 #[derive(Default)]
 struct Pacing {
     batching: bool,
@@ -148,14 +151,11 @@ impl Pacing {
     /// Note a read of `bytes`; true when the pipe should grow now.
     fn note(&mut self, bytes: usize) -> bool {
         let now = Instant::now();
-        self.batching = if self.batching {
-            bytes >= BUSY_BYTES
-        } else {
-            // Two reads back to back: the writer is busy.
-            bytes > 0 && self.last_read.is_some_and(|at| now - at < BATCH_WAIT)
-        };
+        let since = self.last_read.map_or(Duration::MAX, |at| now - at);
         self.last_read = Some(now);
-        self.batching && !std::mem::replace(&mut self.grown, true)
+        let busy = bytes as u128 * BATCH_WAIT.as_micros() >= BUSY_BYTES * since.as_micros();
+        self.batching = busy && bytes > 0 && bytes < BEHIND_BYTES;
+        busy && bytes > 0 && !std::mem::replace(&mut self.grown, true)
     }
 }
 
