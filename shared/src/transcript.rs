@@ -58,7 +58,10 @@ pub struct Transcript {
     message: String,
     message_open: bool,
     final_answer: Option<String>,
-    reasoning: Vec<String>,
+    /// The reasoning texts so far, joined by blank lines as they come (a long run has
+    /// hundreds of thousands: one string each would cost more than their text).
+    reasoning: String,
+    reasoning_items: usize,
     tools: ToolSummary,
     started_tools: HashSet<String>,
     usage: Option<Usage>,
@@ -85,7 +88,8 @@ impl Transcript {
             message: String::new(),
             message_open: false,
             final_answer: None,
-            reasoning: Vec::new(),
+            reasoning: String::new(),
+            reasoning_items: 0,
             tools: ToolSummary::default(),
             started_tools: HashSet::new(),
             usage: None,
@@ -131,7 +135,13 @@ impl Transcript {
                 self.message = text;
                 self.message_open = false;
             }
-            AgentEvent::Reasoning { text } => self.reasoning.push(text),
+            AgentEvent::Reasoning { text } => {
+                if self.reasoning_items > 0 {
+                    self.reasoning.push_str("\n\n");
+                }
+                self.reasoning.push_str(&text);
+                self.reasoning_items += 1;
+            }
             AgentEvent::ToolStarted { id, .. } => {
                 self.message_open = false;
                 self.tools.calls += 1;
@@ -237,7 +247,7 @@ impl Transcript {
             status,
             answer: self.final_answer.unwrap_or(self.message),
             session_id: self.session_id,
-            reasoning: (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n\n")),
+            reasoning: (self.reasoning_items > 0).then_some(self.reasoning),
             tools: self.tools,
             usage: self.usage,
             exit_code: end.exit.and_then(|exit| exit.code()),
@@ -528,6 +538,22 @@ mod tests {
             (outcome.status, outcome.answer.as_str()),
             (Status::Completed, "done")
         );
+    }
+
+    #[test]
+    fn reasoning_items_are_joined_by_blank_lines_and_an_empty_one_still_counts() {
+        let reasoning = |texts: &[&str]| {
+            let events: Vec<AgentEvent> = texts
+                .iter()
+                .map(|text| AgentEvent::Reasoning {
+                    text: (*text).to_owned(),
+                })
+                .collect();
+            transcript(&events).finish(ProcessEnd::default()).reasoning
+        };
+        assert_eq!(reasoning(&[]), None);
+        assert_eq!(reasoning(&[""]), Some(String::new()));
+        assert_eq!(reasoning(&["a", "", "b"]), Some("a\n\n\n\nb".to_owned()));
     }
 
     #[test]
