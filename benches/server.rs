@@ -12,11 +12,13 @@
 //!    SIGINT/SIGTERM and leaves group children, a session child, a daemon and a stdout holder:
 //!    35 processes), p50 and p99 of 20; what the guardian costs the server's start (its spawn,
 //!    timed as the server does it), and the guardian's RSS.
-//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in in
-//!    tests/fixtures/quick-cli) writes a long codex run of 200000 events, 35 MB, one flushed
-//!    write per line: the stream's MB per CPU-second of the server (utime + stime from /proc
-//!    around the call), the call's wall time against the stand-in writing the same stream to
-//!    /dev/null, and the server's peak RSS.
+//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in
+//!    tests/fixtures/quick-cli/codex with `stream=FILE`, which execs `awk '{ print; fflush() }'
+//!    FILE`: one write per line, as fast as the kernel takes them) writes a long codex run of
+//!    200000 events of about 100 bytes each (22.5 MB, as the issue measured): the stream's MB
+//!    per CPU-second of the server (utime + stime from /proc around the call, 10 ms ticks), the
+//!    call's wall time against the same stand-in with the same prompt writing to /dev/null
+//!    (started by the bench, timed from spawn to exit), and the server's peak RSS.
 //! 7. Start/cancel stress: 2000 calls of the stand-in, each cancelled once it runs: processes
 //!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
 //!    the middle and the end.
@@ -353,8 +355,10 @@ async fn report_stream_throughput(events: usize) {
     let mb = stream.len() as f64 / 1e6;
     println!(
         "stream of {events} events ({mb:.1} MB, one write per line): {:.0} MB per server \
-         CPU-second ({cpu:.3} s), wall {} vs {} for the stand-in alone ({:.2}x), peak RSS {} MiB",
+         CPU-second ({cpu:.3} s, {:.0} ns per event), wall {} vs {} for the stand-in alone \
+         ({:.2}x), peak RSS {} MiB",
         mb / cpu.max(1e-3),
+        cpu * 1e9 / events as f64,
         ms(wall),
         ms(alone),
         wall.as_secs_f64() / alone.as_secs_f64(),
