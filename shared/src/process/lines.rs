@@ -252,6 +252,33 @@ mod tests {
         lines
     }
 
+    /// A writer flushing line after line, as fast as it can, makes the reader batch (and grow
+    /// the pipe); every line still arrives whole and in order. (Whether it batched depends on
+    /// timing, so it is not asserted: the stream bench shows the effect.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_busy_writer_is_read_in_batches_without_losing_a_line() {
+        use std::io::Write;
+        const LINES: usize = 50_000;
+        let (sender, receiver) = tokio::net::unix::pipe::pipe().unwrap();
+        let mut sender = std::fs::File::from(sender.into_blocking_fd().unwrap());
+        let writer = std::thread::spawn(move || {
+            for n in 0..LINES {
+                sender.write_all(format!("line {n}\n").as_bytes()).unwrap();
+            }
+        });
+        let mut reader = LineReader::new(receiver, 1024);
+        let mut next = 0;
+        while !reader.is_done() {
+            reader.fill_paced().await.unwrap();
+            while let Some(line) = reader.next_line() {
+                assert_eq!(owned(line), Ok(format!("line {next}").into_bytes()));
+                next += 1;
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(next, LINES);
+    }
+
     #[tokio::test]
     async fn a_line_far_larger_than_the_buffer_arrives_whole() {
         let big = vec![b'x'; 8 * 1024 * 1024];
