@@ -12,11 +12,13 @@
 //!    SIGINT/SIGTERM and leaves group children, a session child, a daemon and a stdout holder:
 //!    35 processes), p50 and p99 of 20; what the guardian costs the server's start (its spawn,
 //!    timed as the server does it), and the guardian's RSS.
-//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in in
-//!    tests/fixtures/quick-cli) writes a long codex run of 200000 events, 35 MB, one flushed
-//!    write per line: the stream's MB per CPU-second of the server (utime + stime from /proc
-//!    around the call), the call's wall time against the stand-in writing the same stream to
-//!    /dev/null, and the server's peak RSS.
+//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in
+//!    tests/fixtures/quick-cli/codex with `stream=FILE`, which execs `awk '{ print; fflush() }'
+//!    FILE`: one write per line, as fast as the kernel takes them) writes a long codex run of
+//!    200000 events of about 100 bytes each (22.5 MB, as the issue measured): the stream's MB
+//!    per CPU-second of the server (utime + stime from /proc around the call, 10 ms ticks), the
+//!    call's wall time against the same stand-in with the same prompt writing to /dev/null
+//!    (started by the bench, timed from spawn to exit), and the server's peak RSS.
 //! 7. Start/cancel stress: 2000 calls of the stand-in, each cancelled once it runs: processes
 //!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
 //!    the middle and the end.
@@ -277,8 +279,9 @@ async fn quick_server() -> Server {
     server
 }
 
-/// A long codex run of `events` lines: mostly shell commands started and completed with a
-/// short output, a reasoning item every tenth line, a final message.
+/// A long codex run of `events` lines, about 100 bytes each, as the issue measured: in every
+/// ten, a shell command started and completed (with a line of output), seven reasoning items
+/// and an agent message; a final message.
 fn long_codex_stream(events: usize) -> String {
     let mut stream = String::with_capacity(events * 110);
     stream.push_str(
@@ -287,16 +290,19 @@ fn long_codex_stream(events: usize) -> String {
     stream.push_str("{\"type\":\"turn.started\"}\n");
     let body = events.saturating_sub(4);
     for n in 0..body {
-        let item = n / 2;
         let line = match n % 10 {
-            9 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Checking the tests** of step {n}\"}}}}\n"
+            0 => format!(
+                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"cargo test m{n}\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
             ),
-            k if k % 2 == 0 => format!(
-                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
+            1 => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{0}\",\"type\":\"command_execution\",\"command\":\"cargo test m{0}\",\"aggregated_output\":\"ok\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n",
+                n - 1
+            ),
+            8 => format!(
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"agent_message\",\"text\":\"m{n} passes.\"}}}}\n"
             ),
             _ => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{item}\",\"type\":\"command_execution\",\"command\":\"rg -n fn src/m{item}.rs\",\"aggregated_output\":\"1:fn main\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n"
+                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Step {n}**\"}}}}\n"
             ),
         };
         stream.push_str(&line);
@@ -349,8 +355,10 @@ async fn report_stream_throughput(events: usize) {
     let mb = stream.len() as f64 / 1e6;
     println!(
         "stream of {events} events ({mb:.1} MB, one write per line): {:.0} MB per server \
-         CPU-second ({cpu:.3} s), wall {} vs {} for the stand-in alone ({:.2}x), peak RSS {} MiB",
+         CPU-second ({cpu:.3} s, {:.0} ns per event), wall {} vs {} for the stand-in alone \
+         ({:.2}x), peak RSS {} MiB",
         mb / cpu.max(1e-3),
+        cpu * 1e9 / events as f64,
         ms(wall),
         ms(alone),
         wall.as_secs_f64() / alone.as_secs_f64(),

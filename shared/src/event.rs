@@ -71,19 +71,19 @@ impl AgentEvent {
     /// [`AgentEvent::describe`] into `line`, reusing its allocation: replaces its content and
     /// returns true, or returns false and leaves it as it was when the event has no line.
     pub fn describe_into(&self, line: &mut String) -> bool {
-        use std::fmt::Write;
         if matches!(self, Self::Text { delta: true, .. } | Self::Usage(_)) {
             return false;
         }
         line.clear();
-        let _ = match self {
-            Self::SessionStarted { session_id, .. } => write!(line, "session {session_id}"),
-            Self::Text { delta: true, .. } | Self::Usage(_) => Ok(()),
-            Self::Text { text, .. } => write!(line, "says: {}", first_line(text)),
-            Self::Reasoning { .. } => write!(line, "thinking"),
+        // Pieces pushed one by one: called for every event, and `write!` costs more.
+        let parts: [&str; 3] = match self {
+            Self::SessionStarted { session_id, .. } => ["session ", session_id, ""],
+            Self::Text { delta: true, .. } | Self::Usage(_) => ["", "", ""],
+            Self::Text { text, .. } => ["says: ", first_line(text), ""],
+            Self::Reasoning { .. } => ["thinking", "", ""],
             Self::ToolStarted { name, command, .. } => match command {
-                Some(command) => write!(line, "running `{}`", first_line(command)),
-                None => write!(line, "using {name}"),
+                Some(command) => ["running `", first_line(command), "`"],
+                None => ["using ", name, ""],
             },
             Self::ToolFinished {
                 name,
@@ -94,18 +94,23 @@ impl AgentEvent {
             } => {
                 let what = command.as_deref().map_or(name.as_str(), first_line);
                 match (success, exit_code) {
-                    (true, _) => write!(line, "finished `{what}`"),
-                    (false, Some(code)) => write!(line, "`{what}` failed (exit {code})"),
-                    (false, None) => write!(line, "`{what}` failed"),
+                    (true, _) => ["finished `", what, "`"],
+                    (false, Some(code)) => {
+                        use std::fmt::Write;
+                        let _ = write!(line, "`{what}` failed (exit {code})");
+                        return true;
+                    }
+                    (false, None) => ["`", what, "` failed"],
                 }
             }
-            Self::Notice { message, .. } => write!(line, "{}", first_line(message)),
-            Self::TurnCompleted { .. } => write!(line, "turn completed"),
-            Self::TurnFailed { message, .. } => {
-                write!(line, "turn failed: {}", first_line(message))
-            }
-            Self::TurnAborted { message } => write!(line, "turn aborted: {}", first_line(message)),
+            Self::Notice { message, .. } => ["", first_line(message), ""],
+            Self::TurnCompleted { .. } => ["turn completed", "", ""],
+            Self::TurnFailed { message, .. } => ["turn failed: ", first_line(message), ""],
+            Self::TurnAborted { message } => ["turn aborted: ", first_line(message), ""],
         };
+        for part in parts {
+            line.push_str(part);
+        }
         true
     }
 }
@@ -114,6 +119,10 @@ impl AgentEvent {
 fn first_line(text: &str) -> &str {
     const MAX: usize = 120;
     let line = text.lines().next().unwrap_or("");
+    if line.len() <= MAX {
+        // No more characters than bytes.
+        return line;
+    }
     match line.char_indices().nth(MAX) {
         Some((cut, _)) => &line[..cut],
         None => line,

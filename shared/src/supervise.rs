@@ -124,7 +124,7 @@ impl Output {
     /// Wait until either pipe gave something (or ended). Cancel-safe.
     async fn read(&mut self) {
         tokio::select! {
-            read = self.stdout.fill(), if !self.stdout.is_done() => {
+            read = self.stdout.fill_paced(), if !self.stdout.is_done() => {
                 if let Err(error) = read {
                     tracing::warn!(%error, "could not read the CLI's stdout; treating it as ended");
                 }
@@ -255,11 +255,11 @@ impl<'o> RunState<'o> {
         }
         let news = !self.events.is_empty() || matches!(text, std::borrow::Cow::Owned(_));
         for event in self.events.drain(..) {
-            self.transcript.record(&event);
             (self.observer)(&event);
             if event.is_terminal() && self.linger_until.is_none() {
                 self.linger_until = Some(Instant::now() + self.limits.exit_grace);
             }
+            self.transcript.record(event);
         }
         news
     }

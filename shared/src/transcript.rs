@@ -58,7 +58,10 @@ pub struct Transcript {
     message: String,
     message_open: bool,
     final_answer: Option<String>,
-    reasoning: Vec<String>,
+    /// The reasoning texts so far, joined by blank lines as they come (a long run has
+    /// hundreds of thousands: one string each would cost more than their text).
+    reasoning: String,
+    reasoning_items: usize,
     tools: ToolSummary,
     started_tools: HashSet<String>,
     usage: Option<Usage>,
@@ -85,7 +88,8 @@ impl Transcript {
             message: String::new(),
             message_open: false,
             final_answer: None,
-            reasoning: Vec::new(),
+            reasoning: String::new(),
+            reasoning_items: 0,
             tools: ToolSummary::default(),
             started_tools: HashSet::new(),
             usage: None,
@@ -116,28 +120,33 @@ impl Transcript {
         self.extra_warnings.push(warning);
     }
 
-    pub fn record(&mut self, event: &AgentEvent) {
+    /// Fold `event` in; it is taken by value, so what the outcome keeps is moved, not copied.
+    pub fn record(&mut self, event: AgentEvent) {
         match event {
-            AgentEvent::SessionStarted { session_id, .. } => {
-                self.session_id = Some(session_id.clone())
-            }
+            AgentEvent::SessionStarted { session_id, .. } => self.session_id = Some(session_id),
             AgentEvent::Text { text, delta: true } => {
                 if !self.message_open {
                     self.message.clear();
                     self.message_open = true;
                 }
-                self.message.push_str(text);
+                self.message.push_str(&text);
             }
             AgentEvent::Text { text, delta: false } => {
-                self.message.clone_from(text);
+                self.message = text;
                 self.message_open = false;
             }
-            AgentEvent::Reasoning { text } => self.reasoning.push(text.clone()),
+            AgentEvent::Reasoning { text } => {
+                if self.reasoning_items > 0 {
+                    self.reasoning.push_str("\n\n");
+                }
+                self.reasoning.push_str(&text);
+                self.reasoning_items += 1;
+            }
             AgentEvent::ToolStarted { id, .. } => {
                 self.message_open = false;
                 self.tools.calls += 1;
                 if let Some(id) = id {
-                    self.started_tools.insert(id.clone());
+                    self.started_tools.insert(id);
                 }
             }
             AgentEvent::ToolFinished {
@@ -148,7 +157,7 @@ impl Transcript {
                 success,
             } => {
                 self.message_open = false;
-                let announced = id.as_ref().is_some_and(|id| self.started_tools.remove(id));
+                let announced = id.is_some_and(|id| self.started_tools.remove(&id));
                 if !announced {
                     self.tools.calls += 1;
                 }
@@ -157,38 +166,34 @@ impl Transcript {
                     self.tools.recent.remove(0);
                 }
                 self.tools.recent.push(ToolCall {
-                    name: name.clone(),
-                    command: command.clone(),
-                    exit_code: *exit_code,
-                    success: *success,
+                    name,
+                    command,
+                    exit_code,
+                    success,
                 });
             }
-            AgentEvent::Usage(usage) => self.usage = Some(*usage),
-            AgentEvent::Notice { level, message } => self.notice(*level, message),
+            AgentEvent::Usage(usage) => self.usage = Some(usage),
+            AgentEvent::Notice { level, message } => self.notice(level, &message),
             // The first terminal event decides: an interrupt after a finished turn is noise.
             _ if self.terminal.is_some() => {}
             AgentEvent::TurnCompleted { answer } => {
-                self.final_answer = answer.clone().filter(|answer| !answer.is_empty());
+                self.final_answer = answer.filter(|answer| !answer.is_empty());
                 self.terminal = Some(Terminal::Completed);
             }
             AgentEvent::TurnFailed { message, .. } if self.stop_requested => {
-                self.terminal = Some(Terminal::Aborted {
-                    message: message.clone(),
-                });
+                self.terminal = Some(Terminal::Aborted { message });
             }
             AgentEvent::TurnFailed {
                 message,
                 http_status,
             } => {
                 self.terminal = Some(Terminal::Failed {
-                    message: message.clone(),
-                    http_status: *http_status,
+                    message,
+                    http_status,
                 });
             }
             AgentEvent::TurnAborted { message } => {
-                self.terminal = Some(Terminal::Aborted {
-                    message: message.clone(),
-                });
+                self.terminal = Some(Terminal::Aborted { message });
             }
         }
     }
@@ -242,7 +247,7 @@ impl Transcript {
             status,
             answer: self.final_answer.unwrap_or(self.message),
             session_id: self.session_id,
-            reasoning: (!self.reasoning.is_empty()).then(|| self.reasoning.join("\n\n")),
+            reasoning: (self.reasoning_items > 0).then_some(self.reasoning),
             tools: self.tools,
             usage: self.usage,
             exit_code: end.exit.and_then(|exit| exit.code()),
@@ -416,7 +421,9 @@ mod tests {
 
     fn transcript(events: &[AgentEvent]) -> Transcript {
         let mut transcript = Transcript::new(AgentKind::Gemini);
-        events.iter().for_each(|event| transcript.record(event));
+        events
+            .iter()
+            .for_each(|event| transcript.record(event.clone()));
         transcript
     }
 
@@ -534,10 +541,26 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_items_are_joined_by_blank_lines_and_an_empty_one_still_counts() {
+        let reasoning = |texts: &[&str]| {
+            let events: Vec<AgentEvent> = texts
+                .iter()
+                .map(|text| AgentEvent::Reasoning {
+                    text: (*text).to_owned(),
+                })
+                .collect();
+            transcript(&events).finish(ProcessEnd::default()).reasoning
+        };
+        assert_eq!(reasoning(&[]), None);
+        assert_eq!(reasoning(&[""]), Some(String::new()));
+        assert_eq!(reasoning(&["a", "", "b"]), Some("a\n\n\n\nb".to_owned()));
+    }
+
+    #[test]
     fn a_failure_reported_after_the_engine_asked_to_stop_is_a_cancel() {
         let mut transcript = Transcript::new(AgentKind::Codex);
         transcript.note_stop_requested();
-        transcript.record(&AgentEvent::TurnFailed {
+        transcript.record(AgentEvent::TurnFailed {
             message: "interrupted".into(),
             http_status: None,
         });

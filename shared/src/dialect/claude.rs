@@ -114,7 +114,7 @@ struct UserBlock {
 }
 
 #[derive(Deserialize)]
-struct ResultLine {
+struct ResultLine<'a> {
     #[serde(default)]
     subtype: String,
     is_error: Option<bool>,
@@ -126,8 +126,8 @@ struct ResultLine {
     usage: Option<ResultUsage>,
     #[serde(rename = "modelUsage")]
     model_usage: Option<HashMap<String, ModelUsage>>,
-    #[serde(default)]
-    errors: Vec<Scalar>,
+    #[serde(default, borrow)]
+    errors: Vec<Scalar<'a>>,
     #[serde(default, deserialize_with = "loose_string")]
     terminal_reason: Option<String>,
 }
@@ -260,7 +260,7 @@ impl ClaudeDialect {
     }
 }
 
-fn result(result: ResultLine, out: &mut Vec<AgentEvent>) {
+fn result(result: ResultLine<'_>, out: &mut Vec<AgentEvent>) {
     out.push(AgentEvent::Usage(result.normalised_usage()));
     let is_error = result.is_error == Some(true);
     let event = match result.subtype.as_str() {
@@ -329,7 +329,7 @@ impl ModelUsage {
     }
 }
 
-impl ResultLine {
+impl ResultLine<'_> {
     fn normalised_usage(&self) -> Usage {
         let reported = self
             .usage

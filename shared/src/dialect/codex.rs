@@ -2,12 +2,14 @@
 //!
 //! This file also holds [`json`], the line-reading helpers every dialect shares.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use super::json::{Empty, Fields, Scalar, event_type, fields, loose_string, unknown};
+use super::scan::{Flat, Scanner};
 use super::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::Usage;
@@ -35,18 +37,27 @@ struct ItemLine<'a> {
 /// kept loosely and checked once the type is known. (serde's internally tagged enums buffer
 /// every field to find the `type`, which is rarely the first key, and that costs more than the
 /// rest of the line.)
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
+#[cfg_attr(test, derive(Debug))]
 struct RawItem<'a> {
-    #[serde(rename = "type")]
-    tag: Option<Scalar>,
-    id: Option<Scalar>,
-    text: Option<Scalar>,
-    command: Option<Scalar>,
-    exit_code: Option<Scalar>,
-    status: Option<Scalar>,
-    server: Option<Scalar>,
-    tool: Option<Scalar>,
-    message: Option<Scalar>,
+    #[serde(rename = "type", borrow)]
+    tag: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    id: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    text: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    command: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    exit_code: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    status: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    server: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    tool: Option<Scalar<'a>>,
+    #[serde(borrow)]
+    message: Option<Scalar<'a>>,
     #[serde(default, deserialize_with = "loose_string")]
     query: Option<String>,
     #[serde(default, borrow, deserialize_with = "raw")]
@@ -55,7 +66,8 @@ struct RawItem<'a> {
     error: Option<&'a RawValue>,
 }
 
-enum Item {
+/// An item's fields: what its events keep is owned, the rest borrowed from the line.
+enum Item<'a> {
     AgentMessage {
         text: String,
     },
@@ -66,18 +78,18 @@ enum Item {
         id: Option<String>,
         command: String,
         exit_code: Option<i64>,
-        status: Option<String>,
+        status: Option<Cow<'a, str>>,
     },
     FileChange {
         id: Option<String>,
         changes: Vec<Change>,
-        status: Option<String>,
+        status: Option<Cow<'a, str>>,
     },
     McpToolCall {
         id: Option<String>,
-        server: String,
-        tool: String,
-        status: Option<String>,
+        server: Cow<'a, str>,
+        tool: Cow<'a, str>,
+        status: Option<Cow<'a, str>>,
         error: Option<ErrorBody>,
     },
     WebSearch {
@@ -96,27 +108,31 @@ fn raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValu
     <&RawValue>::deserialize(deserializer).map(Some)
 }
 
-impl Item {
+impl<'a> Item<'a> {
     /// The item of a line whose type is `kind`, with the field types each item type needs.
-    fn read(line: &str, kind: &str) -> Result<Self, LineIssue> {
-        let ItemLine { item } = fields(line, kind)?;
+    fn read(line: &'a str, kind: &str) -> Result<Self, LineIssue> {
+        let item = match quick_item(line) {
+            Some(item) => item,
+            None => fields::<ItemLine>(line, kind)?.item,
+        };
         let field = Fields { kind };
         let tag = field.required("type", item.tag)?;
-        Ok(match tag.as_str() {
+        let owned = |text: Option<Cow<str>>| text.map(Cow::into_owned);
+        Ok(match tag.as_ref() {
             "agent_message" => Self::AgentMessage {
-                text: field.required("text", item.text)?,
+                text: field.required("text", item.text)?.into_owned(),
             },
             "reasoning" => Self::Reasoning {
-                text: field.required("text", item.text)?,
+                text: field.required("text", item.text)?.into_owned(),
             },
             "command_execution" => Self::CommandExecution {
-                id: field.optional("id", item.id)?,
-                command: field.required("command", item.command)?,
+                id: owned(field.optional("id", item.id)?),
+                command: field.required("command", item.command)?.into_owned(),
                 exit_code: field.optional_int("exit_code", item.exit_code)?,
                 status: field.optional("status", item.status)?,
             },
             "file_change" => Self::FileChange {
-                id: field.optional("id", item.id)?,
+                id: owned(field.optional("id", item.id)?),
                 changes: match item.changes {
                     Some(changes) => fields(changes.get(), kind)?,
                     None => Vec::new(),
@@ -124,7 +140,7 @@ impl Item {
                 status: field.optional("status", item.status)?,
             },
             "mcp_tool_call" => Self::McpToolCall {
-                id: field.optional("id", item.id)?,
+                id: owned(field.optional("id", item.id)?),
                 server: field.required("server", item.server)?,
                 tool: field.required("tool", item.tool)?,
                 status: field.optional("status", item.status)?,
@@ -134,13 +150,92 @@ impl Item {
                     .transpose()?,
             },
             "web_search" => Self::WebSearch {
-                id: field.optional("id", item.id)?,
+                id: owned(field.optional("id", item.id)?),
                 query: item.query,
             },
             "error" => Self::Error {
-                message: field.required("message", item.message)?,
+                message: field.required("message", item.message)?.into_owned(),
             },
             _ => Self::Other,
+        })
+    }
+}
+
+/// The item of a line whose fields are all flat (see [`super::scan`]), read as serde would
+/// read it; `None` when serde has to.
+fn quick_item(line: &str) -> Option<RawItem<'_>> {
+    let mut scan = Scanner::new(line);
+    scan.open()?;
+    let mut item = None;
+    let mut first = true;
+    while let Some(key) = scan.key(first)? {
+        first = false;
+        if key != "item" {
+            scan.value()?;
+        } else if item.is_none() {
+            item = Some(quick_item_fields(&mut scan)?);
+        } else {
+            // serde reports the duplicate.
+            return None;
+        }
+    }
+    scan.at_end().then_some(())?;
+    item
+}
+
+fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
+    scan.open()?;
+    let mut item = RawItem::default();
+    // The fields met, one bit each, as serde fails a line that repeats one.
+    let mut seen = 0u16;
+    let mut first = true;
+    while let Some(key) = scan.key(first)? {
+        first = false;
+        // Kept as raw JSON, which serde reads.
+        if matches!(key, "changes" | "error") {
+            return None;
+        }
+        let value = scan.value()?;
+        let Some((bit, slot)) = item.flat_field(key) else {
+            continue;
+        };
+        if seen & (1 << bit) != 0 {
+            return None;
+        }
+        seen |= 1 << bit;
+        let scalar = match value {
+            Flat::Str(text) => Some(Scalar::Str(Cow::Borrowed(text))),
+            Flat::Int(n) => Some(Scalar::Int(n)),
+            Flat::Bool => Some(Scalar::Other),
+            Flat::Null => None,
+            Flat::Escaped => return None,
+        };
+        match slot {
+            Some(slot) => *slot = scalar,
+            None => item.query = scalar.and_then(Scalar::into_string),
+        }
+    }
+    Some(item)
+}
+
+/// The slot of a field the fast path reads (`None` for `query`), and a bit of its own.
+type FlatField<'s, 'a> = (u8, Option<&'s mut Option<Scalar<'a>>>);
+
+impl<'a> RawItem<'a> {
+    /// The field named `key`, if the fast path reads it; it leaves the others to serde.
+    fn flat_field(&mut self, key: &str) -> Option<FlatField<'_, 'a>> {
+        Some(match key {
+            "type" => (0, Some(&mut self.tag)),
+            "id" => (1, Some(&mut self.id)),
+            "text" => (2, Some(&mut self.text)),
+            "command" => (3, Some(&mut self.command)),
+            "exit_code" => (4, Some(&mut self.exit_code)),
+            "status" => (5, Some(&mut self.status)),
+            "server" => (6, Some(&mut self.server)),
+            "tool" => (7, Some(&mut self.tool)),
+            "message" => (8, Some(&mut self.message)),
+            "query" => (9, None),
+            _ => return None,
         })
     }
 }
@@ -217,10 +312,10 @@ impl Call {
     }
 }
 
-impl Item {
+impl Item<'_> {
     /// The tool call this item is, if it is one.
     fn into_call(self) -> Option<Call> {
-        let completed = |status: &Option<String>| status.as_deref() == Some("completed");
+        let completed = |status: &Option<Cow<str>>| status.as_deref() == Some("completed");
         let call = match self {
             Self::CommandExecution {
                 id,
@@ -713,6 +808,50 @@ mod tests {
     fn turn_failed_without_a_message_still_fails() {
         let (events, _) = parse(r#"{"type":"turn.failed","error":null}"#);
         assert!(matches!(&events[..], [AgentEvent::TurnFailed { .. }]));
+    }
+
+    /// Item lines of the captures and the test streams, and lines shaped like a long run's.
+    fn item_lines() -> Vec<String> {
+        let streams = [
+            include_str!("../../../tests/fixtures/captures/codex/tool_call.jsonl"),
+            include_str!("../../../tests/fixtures/captures/codex/reasoning.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/other-items.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/failed-command.jsonl"),
+            include_str!("../../../tests/fixtures/streams/codex/error-item.jsonl"),
+            r#"{"type":"item.completed","item":{"id":"item_9","type":"command_execution","command":"rg -n fn","aggregated_output":"1:fn main\n\"x\"","exit_code":0,"status":"completed"}}"#,
+            r#" { "item" : { "type" : "web_search" , "id" : "w" , "query" : 5 , "exit_code" : -12 } , "type" : "item.started" , "n" : true } "#,
+        ];
+        streams
+            .iter()
+            .flat_map(|stream| stream.lines())
+            .filter(|line| line.contains("\"item\""))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The fast path reads a line exactly as serde does, or leaves it to serde: checked on
+    /// every item line with each byte replaced by each character that changes JSON's shape.
+    #[test]
+    fn fast_item_path_agrees_with_serde() {
+        let mut fast = 0;
+        for line in item_lines() {
+            for at in (0..=line.len()).filter(|&at| line.is_char_boundary(at)) {
+                for with in [
+                    "", "\"", "\\", ",", ":", "{", "}", "[", "1", "-", ".", "n", " ", "é", "\n",
+                ] {
+                    let next = line[at..].chars().next().map_or(0, char::len_utf8);
+                    let mutated = format!("{}{with}{}", &line[..at], &line[at + next..]);
+                    let Some(item) = quick_item(&mutated) else {
+                        continue;
+                    };
+                    fast += 1;
+                    let slow = fields::<ItemLine>(&mutated, "item.completed");
+                    let slow = slow.map(|line| format!("{:?}", line.item));
+                    assert_eq!(slow, Ok(format!("{item:?}")), "{mutated}");
+                }
+            }
+        }
+        assert!(fast > 1000, "the fast path read only {fast} lines");
     }
 
     #[test]

@@ -31,9 +31,8 @@ pub(super) fn event_type(line: &str) -> Result<Option<Cow<'_, str>>, LineIssue> 
     }
     if let Some(rest) = line.strip_prefix("{\"type\":\"") {
         // The fast path only covers names without escapes; the next pass checks the rest.
-        if let Some(end) = rest
-            .find(['"', '\\'])
-            .filter(|&end| rest[end..].starts_with('"'))
+        if let Some(end) = memchr::memchr2(b'"', b'\\', rest.as_bytes())
+            .filter(|&end| rest.as_bytes()[end] == b'"')
         {
             return Ok(Some(Cow::Borrowed(&rest[..end])));
         }
@@ -78,12 +77,20 @@ pub(super) struct Fields<'k> {
 }
 
 impl Fields<'_> {
-    pub fn required(&self, name: &str, value: Option<Scalar>) -> Result<String, LineIssue> {
+    pub fn required<'a>(
+        &self,
+        name: &str,
+        value: Option<Scalar<'a>>,
+    ) -> Result<Cow<'a, str>, LineIssue> {
         self.optional(name, value)?
             .ok_or_else(|| self.malformed(format!("missing field `{name}`")))
     }
 
-    pub fn optional(&self, name: &str, value: Option<Scalar>) -> Result<Option<String>, LineIssue> {
+    pub fn optional<'a>(
+        &self,
+        name: &str,
+        value: Option<Scalar<'a>>,
+    ) -> Result<Option<Cow<'a, str>>, LineIssue> {
         match value {
             None => Ok(None),
             Some(Scalar::Str(text)) => Ok(Some(text)),
@@ -112,14 +119,16 @@ impl Fields<'_> {
 }
 
 /// Any JSON value, reduced to the scalar it holds. For fields that are not essential, so a
-/// CLI changing their shape costs the field, not the line.
-pub(super) enum Scalar {
-    Str(String),
+/// CLI changing their shape costs the field, not the line. A string without escapes is
+/// borrowed from the line: only the fields an event keeps are copied.
+#[cfg_attr(test, derive(Debug))]
+pub(super) enum Scalar<'a> {
+    Str(Cow<'a, str>),
     Int(i64),
     Other,
 }
 
-impl<'de> Deserialize<'de> for Scalar {
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_any(ScalarVisitor)
     }
@@ -128,61 +137,65 @@ impl<'de> Deserialize<'de> for Scalar {
 struct ScalarVisitor;
 
 impl<'de> Visitor<'de> for ScalarVisitor {
-    type Value = Scalar;
+    type Value = Scalar<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("any JSON value")
     }
 
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v.to_owned()))
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Borrowed(v)))
     }
 
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar, E> {
-        Ok(Scalar::Str(v))
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Owned(v.to_owned())))
     }
 
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar, E> {
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Scalar<'de>, E> {
+        Ok(Scalar::Str(Cow::Owned(v)))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Int(v))
     }
 
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar, E> {
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Scalar<'de>, E> {
         Ok(i64::try_from(v).map_or(Scalar::Other, Scalar::Int))
     }
 
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar, E> {
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar, E> {
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other)
     }
 
-    fn visit_unit<E: de::Error>(self) -> Result<Scalar, E> {
+    fn visit_unit<E: de::Error>(self) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other)
     }
 
-    fn visit_none<E: de::Error>(self) -> Result<Scalar, E> {
+    fn visit_none<E: de::Error>(self) -> Result<Scalar<'de>, E> {
         Ok(Scalar::Other)
     }
 
-    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Scalar, D::Error> {
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Scalar<'de>, D::Error> {
         Scalar::deserialize(deserializer)
     }
 
-    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar, A::Error> {
+    fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Scalar<'de>, A::Error> {
         IgnoredAny.visit_seq(seq).map(|_| Scalar::Other)
     }
 
-    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Scalar, A::Error> {
+    fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Scalar<'de>, A::Error> {
         IgnoredAny.visit_map(map).map(|_| Scalar::Other)
     }
 }
 
-impl Scalar {
+impl Scalar<'_> {
     pub fn into_string(self) -> Option<String> {
         match self {
-            Self::Str(s) => Some(s),
+            Self::Str(s) => Some(s.into_owned()),
             Self::Int(_) | Self::Other => None,
         }
     }

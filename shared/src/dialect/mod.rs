@@ -10,6 +10,7 @@ mod codex;
 mod gemini;
 mod json;
 mod opencode;
+mod scan;
 
 pub use claude::ClaudeDialect;
 pub use codex::CodexDialect;

@@ -5,9 +5,11 @@
 //! cancel-safe, so it can sit in a `select!`), then [`LineReader::next_line`] hands out every
 //! complete line already read, without waiting. [`LineReader::fill_now`] takes what the pipe
 //! holds this instant without the async runtime, for a drain that must not wait on it.
+//! [`LineReader::fill_paced`] reads a busy pipe in batches (see [`Pacing`]).
 
 use std::io;
 use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
@@ -33,6 +35,7 @@ pub struct LineReader<R> {
     discarded: usize,
     eof: bool,
     max_bytes: usize,
+    pacing: Pacing,
 }
 
 /// Room made for each read.
@@ -50,6 +53,7 @@ impl<R> LineReader<R> {
             discarded: 0,
             eof: false,
             max_bytes,
+            pacing: Pacing::default(),
         }
     }
 
@@ -120,6 +124,67 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// How long a reader that keeps up with a busy writer waits before its next read, so that one
+/// wake-up takes many lines rather than one.
+const BATCH_WAIT: Duration = Duration::from_millis(1);
+/// A writer giving at least this much per `BATCH_WAIT` is busy.
+const BUSY_BYTES: u128 = 4096;
+/// A read this large means the reader is behind: it reads again at once, as waiting would
+/// only delay it.
+const BEHIND_BYTES: usize = 64 * 1024;
+/// The pipe size asked for once the writer proves busy: room for what a fast writer writes
+/// during a wait (the default 64 KiB would make it block). Only busy pipes ask, so that many
+/// quiet runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
+const BUSY_PIPE_BYTES: i32 = 1 << 20;
+
+/// When to read: at once while the output is sparse or the reader is behind; after a short
+/// wait while a busy writer is kept up with. A CLI flushes every event, so a reader that keeps
+/// up wakes once per line, and the wake-ups cost more than the parsing.
+#[derive(Default)]
+struct Pacing {
+    batching: bool,
+    grown: bool,
+    last_read: Option<Instant>,
+}
+
+impl Pacing {
+    /// Note a read of `bytes`; true when the pipe should grow now.
+    fn note(&mut self, bytes: usize) -> bool {
+        let now = Instant::now();
+        let since = self.last_read.map_or(Duration::MAX, |at| now - at);
+        self.last_read = Some(now);
+        let busy = bytes as u128 * BATCH_WAIT.as_micros() >= BUSY_BYTES * since.as_micros();
+        self.batching = busy && bytes > 0 && bytes < BEHIND_BYTES;
+        busy && bytes > 0 && !std::mem::replace(&mut self.grown, true)
+    }
+}
+
+impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
+    /// [`LineReader::fill`], after a short wait while the writer is busy (see [`Pacing`]).
+    /// Cancel-safe: nothing is read during the wait.
+    pub async fn fill_paced(&mut self) -> io::Result<usize> {
+        let batching = self.pacing.batching;
+        if batching {
+            tokio::time::sleep(BATCH_WAIT).await;
+        }
+        let mut read = self.fill().await;
+        if batching && let Ok(first) = read {
+            // Take all that piled up, not one buffer of it.
+            read = self
+                .fill_now(BUSY_PIPE_BYTES as usize)
+                .map(|rest| first + rest);
+        }
+        if let Ok(bytes) = read
+            && self.pacing.note(bytes)
+            && let Err(error) = fcntl(self.inner.as_fd(), FcntlArg::F_SETPIPE_SZ(BUSY_PIPE_BYTES))
+        {
+            // The default size still works, with more wake-ups.
+            tracing::debug!(%error, "could not enlarge a busy pipe");
+        }
+        read
+    }
+}
+
 impl<R: AsFd> LineReader<R> {
     /// Read what the pipe holds now, up to about `limit` bytes, without waiting and without
     /// the async runtime (whose readiness news may lag behind a busy machine). Returns the
@@ -185,6 +250,33 @@ mod tests {
             }
         }
         lines
+    }
+
+    /// A writer flushing line after line, as fast as it can, makes the reader batch (and grow
+    /// the pipe); every line still arrives whole and in order. (Whether it batched depends on
+    /// timing, so it is not asserted: the stream bench shows the effect.)
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_busy_writer_is_read_in_batches_without_losing_a_line() {
+        use std::io::Write;
+        const LINES: usize = 50_000;
+        let (sender, receiver) = tokio::net::unix::pipe::pipe().unwrap();
+        let mut sender = std::fs::File::from(sender.into_blocking_fd().unwrap());
+        let writer = std::thread::spawn(move || {
+            for n in 0..LINES {
+                sender.write_all(format!("line {n}\n").as_bytes()).unwrap();
+            }
+        });
+        let mut reader = LineReader::new(receiver, 1024);
+        let mut next = 0;
+        while !reader.is_done() {
+            reader.fill_paced().await.unwrap();
+            while let Some(line) = reader.next_line() {
+                assert_eq!(owned(line), Ok(format!("line {next}").into_bytes()));
+                next += 1;
+            }
+        }
+        writer.join().unwrap();
+        assert_eq!(next, LINES);
     }
 
     #[tokio::test]
