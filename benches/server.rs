@@ -213,12 +213,12 @@ async fn report_guardian(kills: usize) {
                 .start_call(agent, json!({"prompt": prompt}), None)
                 .await;
         }
-        let marker = format!("CAM_RUN_ID={}.", server.pid());
+        let server_pid = server.pid();
         common::wait_until("every process of the runs is up", || {
-            common::pids_with_env_prefix(&marker).len() >= RUNS * PROCESSES_PER_RUN
+            common::run_processes_of(server_pid).len() >= RUNS * PROCESSES_PER_RUN
         })
         .await;
-        let pids = common::pids_with_env_prefix(&marker);
+        let pids = common::run_processes_of(server_pid);
         let killed = Instant::now();
         server.signal(nix::sys::signal::Signal::SIGKILL);
         latencies.push(until_dead(&pids, killed, "processes outlived the server").await);

@@ -25,11 +25,6 @@ fn contained_prompt(tag: &str) -> String {
     format!("{DIRECTIVES} tag={tag}")
 }
 
-/// The `CAM_RUN_ID=` prefix of every run of the process `pid` (whatever its start time).
-fn marker_of(pid: i32) -> String {
-    format!("CAM_RUN_ID={pid}.")
-}
-
 /// Start the calls and wait until every process they leave behind is running.
 async fn start_contained_calls(server: &mut Server, tag: &str) {
     for n in 0..CALLS {
@@ -39,9 +34,9 @@ async fn start_contained_calls(server: &mut Server, tag: &str) {
             .await;
     }
     common::wait_for_tagged(tag, CALLS * TAGGED_PER_CALL).await;
-    let marker = marker_of(server.pid());
+    let server_pid = server.pid();
     common::wait_until("every CLI carries the run marker", || {
-        common::pids_with_env_prefix(&marker).len() >= CALLS * (TAGGED_PER_CALL + 1)
+        common::run_processes_of(server_pid).len() >= CALLS * (TAGGED_PER_CALL + 1)
     })
     .await;
 }
@@ -49,9 +44,8 @@ async fn start_contained_calls(server: &mut Server, tag: &str) {
 /// Wait until no process of `tag` nor of the server's runs is alive; returns how long it took.
 async fn wait_until_all_gone(tag: &str, server_pid: i32) -> Duration {
     let killed = Instant::now();
-    let marker = marker_of(server_pid);
     common::wait_until("every process of the runs is gone", || {
-        common::tagged_pids(tag).is_empty() && common::pids_with_env_prefix(&marker).is_empty()
+        common::tagged_pids(tag).is_empty() && common::run_processes_of(server_pid).is_empty()
     })
     .await;
     killed.elapsed()

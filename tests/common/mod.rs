@@ -75,7 +75,7 @@ pub fn pids_with_env(entry: &str) -> Vec<i32> {
 
 /// Live processes with an environment entry starting with `prefix`, e.g. `CAM_RUN_ID=<pid>.`
 /// for every run of the server `pid`.
-pub fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
+fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
     pids_with_env_entry(|found| found.starts_with(prefix.as_bytes()))
 }
 
