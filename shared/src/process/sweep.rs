@@ -207,12 +207,13 @@ mod tests {
     use std::os::unix::process::CommandExt;
 
     use super::super::proc_table::pids;
+    use super::super::spawn::MARKER_VAR;
     use super::*;
 
     fn marked_sleeper(value: &str) -> std::process::Child {
         std::process::Command::new("sleep")
             .arg("60")
-            .env(super::super::spawn::MARKER_VAR, value)
+            .env(MARKER_VAR, value)
             .spawn()
             .expect("spawn sleep")
     }
@@ -223,20 +224,26 @@ mod tests {
     }
 
     #[test]
-    fn kill_every_run_kills_the_processes_marked_by_this_process_only() {
-        let mut ours = marked_sleeper(RunMarker::new().as_str());
-        // Another server instance, and one that once had our pid (same pid, other start).
-        let instance = MarkerPrefix::of_this_process();
-        let same_pid = format!("{}.0-0", std::process::id());
+    fn the_runs_of_this_process_carry_its_prefix() {
+        let entry = RunMarker::new().environ_entry();
+        assert!(MarkerPrefix::of_this_process().matches(&entry));
+    }
+
+    // Not `kill_every_run` itself: the other tests of this binary run beside this one, and
+    // their marked processes would die with it.
+    #[test]
+    fn kill_marked_kills_one_instances_processes_only() {
+        let pid = std::process::id();
+        let instance = format!("{pid}.cafe");
+        let prefix: MarkerPrefix = format!("{MARKER_VAR}={instance}-").parse().expect("prefix");
+        let mut ours = marked_sleeper(&format!("{instance}-0"));
+        // Another server, one that once had this pid, and one whose start time extends ours.
         let mut others = [
             marked_sleeper("1.1-0"),
-            marked_sleeper(&same_pid),
-            marked_sleeper(&format!(
-                "{}0-0",
-                instance.as_str()["CAM_RUN_ID=".len()..].trim_end_matches('-')
-            )),
+            marked_sleeper(&format!("{pid}.0-0")),
+            marked_sleeper(&format!("{instance}0-0")),
         ];
-        assert_eq!(kill_every_run(), 1);
+        assert_eq!(kill_marked(&prefix).killed, 1);
         assert!(
             ours.wait().expect("wait").code().is_none(),
             "killed by a signal"
@@ -257,7 +264,7 @@ mod tests {
         // The leader leaves a marked sleeper in a session of its own, then exits.
         let child = tokio::process::Command::new("sh")
             .args(["-c", "setsid sleep 60 & exit 0"])
-            .env(super::super::spawn::MARKER_VAR, marker.as_str())
+            .env(MARKER_VAR, marker.as_str())
             .process_group(0)
             .spawn()
             .expect("spawn sh");
