@@ -227,4 +227,23 @@ pub struct ServeArgs {
         value_name = "SECS"
     )]
     pub progress_heartbeat_secs: u64,
+    /// The most runs at once; more wait in a queue, first come first served. Each agent may
+    /// have a lower cap of its own: CAM_CODEX_MAX_RUNS, CAM_CLAUDE_MAX_RUNS, and so on.
+    #[arg(long, env = "CAM_MAX_RUNS", default_value_t = 8, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+    /// A blocking call still running after this many seconds answers with its job id, and
+    /// the run carries on (0: never). A call's `handoff_after_secs` overrides it.
+    #[arg(
+        long,
+        env = "CAM_HANDOFF_SECS",
+        default_value_t = 45,
+        value_name = "SECS"
+    )]
+    pub handoff_secs: u64,
+    /// The most characters of an answer a tool result carries (its head and tail);
+    /// `job_result` pages through the rest.
+    #[arg(long, env = "CAM_MAX_RESULT_CHARS", default_value_t = 20000, value_name = "CHARS",
+          value_parser = clap::value_parser!(u64).range(200..))]
+    pub max_result_chars: u64,
 }

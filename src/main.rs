@@ -2,6 +2,7 @@
 
 mod args;
 mod doctor;
+mod jobs;
 mod logging;
 mod run_command;
 mod server;
