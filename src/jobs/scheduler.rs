@@ -242,7 +242,7 @@ mod tests {
         let _claude = claude.admitted().await;
         drop(codex);
         let _second = second_codex.admitted().await;
-        assert_eq!(scheduler.running(), 3);
+        assert_eq!(scheduler.running(), 2);
     }
 
     #[tokio::test]

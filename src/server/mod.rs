@@ -186,7 +186,7 @@ async fn open_store() -> Result<Store, String> {
                 "marked the jobs of servers that are gone as interrupted"
             );
         }
-        let pruned = store.prune(crate::jobs::store::dir::retention())?;
+        let pruned = store.prune(crate::jobs::store::dir::retention()?)?;
         Ok::<_, crate::jobs::store::StoreError>((store, pruned))
     })
     .await;

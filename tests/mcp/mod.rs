@@ -37,6 +37,7 @@ pub fn fake_bin_dir() -> PathBuf {
 }
 
 pub const AGENTS: [&str; 4] = ["codex", "claude", "gemini", "opencode"];
+pub const JOB_TOOLS: [&str; 4] = ["job_wait", "job_result", "job_cancel", "job_list"];
 
 pub fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
