@@ -179,7 +179,10 @@ async fn enable_and_disable_choose_the_tools() {
 
     let mut server = Server::builder().env("CAM_DISABLE", "gemini").spawn();
     server.initialize().await;
-    assert_eq!(server.tool_names().await[..3], ["codex", "claude", "opencode"]);
+    assert_eq!(
+        server.tool_names().await[..3],
+        ["codex", "claude", "opencode"]
+    );
 
     let mut server = Server::builder()
         .env("CAM_ENABLE", "opencode")

@@ -215,7 +215,14 @@ impl Jobs {
                 tracing::warn!(%error, "could not flush a job's events");
             }
         }
-        result.unwrap_or_else(|error| did_not_start(job.agent, &error))
+        let mut outcome = result.unwrap_or_else(|error| did_not_start(job.agent, &error));
+        if let (Some(reason), Some(error)) = (job.stop_reason(), outcome.error.as_mut())
+            && outcome.status == Status::Cancelled
+        {
+            error.message = format!("the {} run was {}", outcome.agent, reason.describe());
+            error.hint = reason.hint().map(str::to_owned);
+        }
+        outcome
     }
 
     /// The engine's run, every event recorded, the store's progress line kept fresh.
@@ -249,15 +256,11 @@ impl Jobs {
     /// Record the end, keep the job for `job_wait`, and tell every waiter.
     async fn finish(&self, job: &Arc<Job>, mut outcome: Outcome, options: JobOptions) {
         let status = match job.stop_reason() {
-            Some(StopReason::Shutdown(_)) => JobStatus::Interrupted,
+            Some(StopReason::Shutdown(_)) if outcome.status == Status::Cancelled => {
+                JobStatus::Interrupted
+            }
             _ => JobStatus::of(outcome.status),
         };
-        if let (Some(reason), Some(error)) = (job.stop_reason(), outcome.error.as_mut())
-            && outcome.status == Status::Cancelled
-        {
-            error.message = format!("the {} run was {}", outcome.agent, reason.describe());
-            error.hint = reason.hint().map(str::to_owned);
-        }
         if let Some(path) = &options.save_to
             && let Err(error) = save_answer(path, &outcome.answer)
         {
@@ -403,15 +406,21 @@ fn did_not_start(agent: AgentKind, error: &SetupError) -> Outcome {
     Outcome::not_run(agent, Status::Failed, error)
 }
 
-/// Append the whole answer to `path` (checked inside the workspace when the call was read).
+/// Append the whole answer to `path`, checked inside the workspace when the call was read. A
+/// symlink put there since is not followed.
 fn save_answer(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
     use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     if answer.is_empty() {
         return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
     }
     std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)?
         .write_all(answer.as_bytes())
 }
