@@ -3,8 +3,9 @@
 mod args;
 mod doctor;
 // The job manager of issue 8 uses the rest of the store's API as it lands.
-#[allow(dead_code)]
+#[allow(dead_code, unused_imports)]
 mod jobs;
+mod jobs_command;
 mod logging;
 mod run_command;
 mod server;
@@ -46,6 +47,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => server::serve(args, config).await,
             Command::Run(args) => run_command::run(args, config).await,
             Command::Doctor(args) => doctor::run(config, args.json).await,
+            Command::Jobs(args) => jobs_command::run(args),
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
