@@ -25,6 +25,7 @@ use rusqlite::Connection;
 
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
+pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
     TranscriptInfo,

@@ -229,7 +229,7 @@ impl Store {
             .optional()
             .map_err(self.fail())?;
         let Some((status, owner)) = found else {
-            return Err(self.unknown(id));
+            return Err(self.unknown_job(id));
         };
         let answer = if status.is_finished() {
             CancelRequest::AlreadyFinished(status)
@@ -282,10 +282,15 @@ impl Store {
     }
 
     fn found(&self, id: &JobId, found: bool) -> Result<(), StoreError> {
-        if found { Ok(()) } else { Err(self.unknown(id)) }
+        if found {
+            Ok(())
+        } else {
+            Err(self.unknown_job(id))
+        }
     }
 
-    pub(super) fn unknown(&self, id: &JobId) -> StoreError {
+    /// The error for a job this store does not hold.
+    pub fn unknown_job(&self, id: &JobId) -> StoreError {
         StoreError::UnknownJob {
             id: id.clone(),
             path: self.path().to_owned(),
@@ -358,7 +363,7 @@ fn json<T: serde::de::DeserializeOwned>(row: &Row, index: usize) -> rusqlite::Re
 }
 
 /// Now, in Unix milliseconds.
-pub(super) fn now_ms() -> u64 {
+pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64)
