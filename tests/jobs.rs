@@ -354,6 +354,45 @@ async fn cancelling_a_queued_and_a_running_job_leaves_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_cancel_from_a_shell_has_the_owning_server_cancel_the_job() {
+    let state = TempDir::new("jobs-shell-cancel");
+    let tag = unique("jobs-shell-cancel");
+    let mut server = server_with_state(state.path()).spawn();
+    server.initialize().await;
+    let started = server
+        .call(
+            "claude",
+            json!({"prompt": format!("hang children=1 tag={tag}"), "background": true}),
+        )
+        .await;
+    let id = job_id(&started);
+    wait_for_tagged(&tag, 1).await;
+
+    let output = tokio::process::Command::new(mcp::binary())
+        .args(["jobs", "cancel", &id])
+        .env("CAM_STATE_DIR", state.path())
+        .output()
+        .await
+        .expect("run jobs cancel");
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{said}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(said.contains("cancelled"), "{said}");
+    assert_none_tagged(&tag);
+    let waited = server
+        .call("job_wait", json!({"job_ids": [&id], "timeout_secs": 5}))
+        .await;
+    assert_eq!(
+        waited_job(&waited, &id)["status"],
+        "cancelled",
+        "{waited:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_server_reads_the_first_servers_finished_jobs() {
     let state = TempDir::new("jobs-shared");
     let mut first = server_with_state(state.path()).spawn();
