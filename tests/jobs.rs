@@ -573,3 +573,96 @@ async fn an_unknown_or_malformed_job_id_is_a_clear_error() {
     );
     server.ping().await;
 }
+
+/// The `_meta` of a 2026-07-28 request whose client declares the tasks extension.
+fn tasks_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": mcp::MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        },
+    })
+}
+
+async fn get_task(server: &mut Server, task_id: &str) -> Value {
+    let id = server
+        .request(
+            "tasks/get",
+            json!({"taskId": task_id, "_meta": tasks_meta()}),
+        )
+        .await;
+    server.result(id).await
+}
+
+/// `tasks/get` until the task leaves `working`.
+async fn task_end(server: &mut Server, task_id: &str) -> Value {
+    let deadline = std::time::Instant::now() + common::DEADLINE;
+    loop {
+        let task = get_task(server, task_id).await;
+        if task["status"] != "working" {
+            return task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never ended: {task:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_declaring_the_tasks_extension_gets_tasks_backed_by_jobs() {
+    let mut server = Server::start().await;
+    let params = json!({"name": "codex", "arguments": {"prompt": "silent=1 answer=task_done"},
+                        "_meta": tasks_meta()});
+    let id = server.request("tools/call", params).await;
+    let created = server.result(id).await;
+    assert_eq!(created["resultType"], "task", "{created:#}");
+    assert_eq!(created["status"], "working", "{created:#}");
+    let task_id = created["taskId"].as_str().expect("taskId").to_owned();
+
+    let ended = task_end(&mut server, &task_id).await;
+    assert_eq!(ended["status"], "completed", "{ended:#}");
+    assert_eq!(
+        ended["result"]["content"][0]["text"], "task done",
+        "{ended:#}"
+    );
+    let same_job = server.call("job_result", json!({"job_id": &task_id})).await;
+    assert_eq!(texts(&same_job)[0], "task done", "the task is the job");
+
+    let tag = unique("jobs-task-cancel");
+    let params = json!({"name": "claude",
+                        "arguments": {"prompt": format!("hang children=1 tag={tag}")},
+                        "_meta": tasks_meta()});
+    let id = server.request("tools/call", params).await;
+    let hanging = server.result(id).await["taskId"]
+        .as_str()
+        .expect("taskId")
+        .to_owned();
+    wait_for_tagged(&tag, 1).await;
+    let id = server
+        .request(
+            "tasks/cancel",
+            json!({"taskId": &hanging, "_meta": tasks_meta()}),
+        )
+        .await;
+    server.result(id).await;
+    assert_eq!(task_end(&mut server, &hanging).await["status"], "cancelled");
+    assert_none_tagged(&tag);
+
+    let id = server
+        .request(
+            "tasks/get",
+            json!({"taskId": "job_aaaaaaaaaaaaaaaa", "_meta": tasks_meta()}),
+        )
+        .await;
+    assert_eq!(server.response(id).await["error"]["code"], -32602);
+    let plain = server
+        .call("gemini", json!({"prompt": "answer=no_task"}))
+        .await;
+    assert_eq!(
+        texts(&plain)[0],
+        "no task",
+        "without the extension, a plain result"
+    );
+}

@@ -3,7 +3,7 @@
 //! need without a round trip to it.
 
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use cli_agent_engine::{AgentKind, Outcome};
 use tokio::sync::watch;
@@ -67,6 +67,8 @@ pub struct Job {
     pub id: JobId,
     pub agent: AgentKind,
     pub progress: JobProgress,
+    /// When the job was created, on the wall clock (MCP Tasks report it).
+    pub created_at: SystemTime,
     created: Instant,
     cancel: CancellationToken,
     stop: OnceLock<StopReason>,
@@ -79,6 +81,7 @@ impl Job {
             id,
             agent,
             progress: JobProgress::default(),
+            created_at: SystemTime::now(),
             created: Instant::now(),
             cancel,
             stop: OnceLock::new(),

@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -22,9 +23,10 @@ use super::job_tools::{self, JobTool, JobToolContext};
 use super::policy::Policy;
 use super::progress::ProgressReporter;
 use super::result::{self, JobReport};
+use super::tasks;
 use super::tools::{self, CallRequest, Catalogue};
 use crate::jobs::store::Origin;
-use crate::jobs::{JobOptions, JobProgress, Jobs, StopReason};
+use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
 const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
     answer. Calls are independent and may run at the same time; pass `session_id` from an \
@@ -48,7 +50,11 @@ pub struct AgentServer {
 
 impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
@@ -96,39 +102,93 @@ impl ServerHandler for AgentServer {
             );
             return Err(ErrorData::invalid_params(message, None));
         };
-        let result = match tools::call_request(agent, request.arguments, &self.policy) {
-            Ok(call) => self.call(call, context).await,
-            Err(error) => result::bad_arguments(&error),
+        let call = match tools::call_request(agent, request.arguments, &self.policy) {
+            Ok(call) => call,
+            Err(error) => return Ok(result::bad_arguments(&error).into()),
         };
-        Ok(result.into())
+        let wants_task = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if wants_task {
+            return Ok(self.start_task(call).await);
+        }
+        Ok(self.call(call, context).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = tasks::get(&self.jobs, &request.task_id, self.result_budget).await?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        _request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // No job asks its caller for input: an update has nothing to answer.
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.jobs, &request.task_id).await
     }
 }
 
 impl AgentServer {
-    async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
+    /// Start the call as a job and answer with it as a task (the client declared the
+    /// extension); a call that can't start answers as a plain tool result.
+    async fn start_task(&self, call: CallRequest) -> CallToolResponse {
+        match self.start_job(call, Origin::Background).await {
+            Ok(job) => CallToolResponse::Task(CreateTaskResult::new(tasks::created(&job))),
+            Err(refused) => refused.into(),
+        }
+    }
+
+    /// Prepare and start a call's job; a refusal is the call's result.
+    async fn start_job(
+        &self,
+        call: CallRequest,
+        origin: Origin,
+    ) -> Result<Arc<Job>, CallToolResult> {
         let agent = call.run.agent;
         if self.shutdown.is_triggered() {
-            return result::shutting_down(agent);
+            return Err(result::shutting_down(agent));
         }
-        let prepared = match self.jobs.engine().prepare(call.run) {
-            Ok(prepared) => prepared,
-            Err(error) => return result::setup_failed(agent, &error),
+        let prepared = self
+            .jobs
+            .engine()
+            .prepare(call.run)
+            .map_err(|error| result::setup_failed(agent, &error))?;
+        let options = JobOptions {
+            save_to: call.save_to,
         };
-        let origin = if call.background {
+        Ok(self.jobs.start(prepared, origin, options).await)
+    }
+
+    async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
+        let agent = call.run.agent;
+        let (background, handoff_after_secs) = (call.background, call.handoff_after_secs);
+        let origin = if background {
             Origin::Background
         } else {
             Origin::Call
         };
-        let options = JobOptions {
-            save_to: call.save_to,
+        let job = match self.start_job(call, origin).await {
+            Ok(job) => job,
+            Err(refused) => return refused,
         };
-        let job = self.jobs.start(prepared, origin, options).await;
-        if call.background {
+        if background {
             return JobReport::of_job(&job, self.result_budget).into_result();
         }
-        let handoff = call
-            .handoff_after_secs
-            .map_or(self.handoff_after, Duration::from_secs);
+        let handoff = handoff_after_secs.map_or(self.handoff_after, Duration::from_secs);
         // Until the hand-off, the call owns the run: if this handler is dropped, it stops.
         let owned = job.cancel_token().clone().drop_guard();
         let reporter = self.progress(&context, agent.name(), &job.progress, job.cancel_token());

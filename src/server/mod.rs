@@ -23,6 +23,7 @@ mod progress;
 mod result;
 mod signals;
 mod stdin;
+mod tasks;
 mod tools;
 mod transport;
 
