@@ -490,7 +490,10 @@ fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
         store.request_cancel(&live).unwrap(),
         CancelRequest::Requested { owner: me }
     );
-    assert_eq!(store.cancel_requests(&me).unwrap(), std::slice::from_ref(&live));
+    assert_eq!(
+        store.cancel_requests(&me).unwrap(),
+        std::slice::from_ref(&live)
+    );
     let stranger = Owner {
         pid: me.pid + 1,
         ..me

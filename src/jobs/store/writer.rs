@@ -8,10 +8,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
 use super::id::JobId;
-use super::recorder::{JobBuffer, SharedBuffer, lock};
+use super::recorder::{JobBuffer, SharedBuffer, URGENT_BYTES, lock};
 
 /// The longest recorded events wait before they are committed.
 const TICK: Duration = Duration::from_millis(200);
@@ -241,15 +242,38 @@ fn write_batch(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> rus
         )?
         .execute(params![id.as_str(), batch.progress, batch.session_id])?;
     }
-    if batch.events > 0 {
-        append_chunk(tx, id, batch, max)?;
+    for piece in pieces(&batch.lines) {
+        append_chunk(tx, id, piece, max)?;
     }
     Ok(())
 }
 
-/// Adds a batch of events as one chunk, then drops the oldest chunks after the head while the
+/// The lines cut into chunks of about [`URGENT_BYTES`] at most (a longer line makes a chunk
+/// of its own), so the size cap drops the middle in small steps.
+fn pieces(mut lines: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        if lines.is_empty() {
+            return None;
+        }
+        let end = if lines.len() <= URGENT_BYTES {
+            lines.len()
+        } else {
+            // After the last line that ends within the size, else after the first line.
+            lines[..URGENT_BYTES]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .or_else(|| lines.iter().position(|&b| b == b'\n'))
+                .map_or(lines.len(), |at| at + 1)
+        };
+        let (piece, rest) = lines.split_at(end);
+        lines = rest;
+        Some(piece)
+    })
+}
+
+/// Adds whole JSON lines as one chunk, then drops the oldest chunks after the head while the
 /// job holds more than `max` bytes. The newest chunk always stays.
-fn append_chunk(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> rusqlite::Result<()> {
+fn append_chunk(tx: &Transaction, id: &JobId, lines: &[u8], max: u64) -> rusqlite::Result<()> {
     let counts: Option<(u64, u64, u64, u64)> = tx
         .prepare_cached(
             "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
@@ -264,16 +288,17 @@ fn append_chunk(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> ru
         return Ok(());
     };
     let first = events + dropped_events;
-    let size = batch.lines.len() as u64;
+    let count = lines.iter().filter(|&&b| b == b'\n').count() as u64;
+    let size = lines.len() as u64;
     let head = bytes + dropped_bytes < max / 2;
-    let lines = std::str::from_utf8(&batch.lines)
-        .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
+    // serde_json writes UTF-8: bound as text as it is, without checking it again.
+    let text = ToSqlOutput::Borrowed(ValueRef::Text(lines));
     tx.prepare_cached(
         "INSERT INTO chunks (job_id, first_event, events, bytes, head, lines)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
-    .execute(params![id.as_str(), first, batch.events, size, head, lines])?;
-    let mut kept_events = events + batch.events;
+    .execute(params![id.as_str(), first, count, size, head, text])?;
+    let mut kept_events = events + count;
     let mut kept_bytes = bytes + size;
     while kept_bytes > max {
         let oldest: Option<(u64, u64, u64)> = tx
@@ -308,4 +333,32 @@ fn append_chunk(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> ru
         dropped_bytes
     ])?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cut_whole_lines_of_bounded_size_and_rejoin() {
+        let short = "x".repeat(1000);
+        let long = "y".repeat(URGENT_BYTES * 2);
+        let lines: String = (0..1000)
+            .map(|i| {
+                if i == 500 {
+                    format!("{long}\n")
+                } else {
+                    format!("{short}\n")
+                }
+            })
+            .collect();
+        let cut: Vec<&[u8]> = pieces(lines.as_bytes()).collect();
+        assert!(cut.len() > 4);
+        assert_eq!(cut.concat(), lines.as_bytes());
+        for piece in &cut {
+            assert!(piece.ends_with(b"\n"));
+            let one_line = piece.iter().filter(|&&b| b == b'\n').count() == 1;
+            assert!(piece.len() <= URGENT_BYTES || one_line, "{}", piece.len());
+        }
+    }
 }
