@@ -2,9 +2,11 @@
 //! database (WAL) that several servers and shells share. Every method is synchronous and may
 //! block on SQLite: async callers wrap it in `spawn_blocking`.
 
+mod chunks;
 pub mod dir;
 mod error;
 mod id;
+mod owners;
 mod pages;
 mod queries;
 mod record;
