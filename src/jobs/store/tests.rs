@@ -513,23 +513,48 @@ fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
     assert_eq!(status(&store, &other), JobStatus::Running);
 }
 
-#[test]
-fn a_corrupt_file_is_moved_aside_and_a_fresh_store_works() {
-    let dir = TempDir::new("store-corrupt");
-    let path = dir.path().join(dir::DB_FILE);
-    let garbage = b"this is not a database, and it is long enough to have a header".repeat(100);
-    std::fs::write(&path, &garbage).unwrap();
-
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+/// Opens a store over the damaged file `damaged` and checks that it was moved aside whole.
+fn assert_moved_aside_and_fresh(dir: &Path, damaged: &[u8]) {
+    let store = Store::open_with(dir, NO_CAP).unwrap();
+    let id = insert(&store, AgentKind::Codex, dir, JobStatus::Running);
     assert!(store.get(&id).unwrap().is_some());
-    let aside: Vec<PathBuf> = std::fs::read_dir(dir.path())
+    assert_eq!(store.list(&ListFilter::default()).unwrap().len(), 1);
+    let aside: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.to_string_lossy().contains(".sqlite3.corrupt-"))
         .collect();
     assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(std::fs::read(&aside[0]).unwrap(), garbage);
+    assert_eq!(std::fs::read(&aside[0]).unwrap(), damaged);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_store_works() {
+    let dir = TempDir::new("store-not-db");
+    let garbage = b"this is not a database, and it is long enough to have a header".repeat(100);
+    std::fs::write(dir.path().join(dir::DB_FILE), &garbage).unwrap();
+    assert_moved_aside_and_fresh(dir.path(), &garbage);
+}
+
+#[test]
+fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
+    let dir = TempDir::new("store-damaged");
+    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    for _ in 0..50 {
+        let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+        store
+            .finish(&id, JobStatus::Completed, &outcome(&"x".repeat(5000)))
+            .unwrap();
+    }
+    // The last connection to close folds the WAL into the file.
+    drop(store);
+    let path = dir.path().join(dir::DB_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 4 * 16384, "{}", bytes.len());
+    // Garbage over the second page on: the header still says "SQLite format 3".
+    bytes[16384..3 * 16384].fill(0x5a);
+    std::fs::write(&path, &bytes).unwrap();
+    assert_moved_aside_and_fresh(dir.path(), &bytes);
 }
 
 #[test]
