@@ -702,3 +702,11 @@ fn a_full_disk_fails_the_write_with_what_to_do_and_the_store_still_reads() {
     );
     assert_eq!(status(&store, &id), JobStatus::Running);
 }
+
+#[test]
+fn store_and_recorder_can_be_shared_across_threads_and_tasks() {
+    fn shared<T: Clone + Send + Sync + 'static>() {}
+    fn sendable<T: Send + Sync + 'static>() {}
+    shared::<Store>();
+    sendable::<Recorder>();
+}
