@@ -76,6 +76,7 @@ fn stream_cost(store: &Store, dir: &Path) {
     let recorder = store.recorder(&id);
     let event = text_event(80);
     let cpu_before = process_cpu();
+    let writer_before = writer_cpu();
     let started = Instant::now();
     for _ in 0..STREAM_EVENTS {
         recorder.event(&event);
@@ -84,15 +85,17 @@ fn stream_cost(store: &Store, dir: &Path) {
     recorder.flush();
     let total = started.elapsed();
     let cpu = process_cpu() - cpu_before;
+    let writer = writer_cpu() - writer_before;
     let info = store.get(&id).unwrap().unwrap().transcript;
     println!(
         "store: {STREAM_EVENTS} events ({} MB kept, {} MB dropped by the cap): {:.0} ns per event() call, \
-         {:.2} s until flushed, {:.2} CPU-seconds in all",
+         {:.2} s until flushed, {:.2} CPU-seconds in all, {:.2} of them in the writer threads",
         info.bytes / 1_000_000,
         info.dropped_bytes / 1_000_000,
         calls.as_nanos() as f64 / STREAM_EVENTS as f64,
         total.as_secs_f64(),
-        cpu
+        cpu,
+        writer
     );
 }
 
@@ -103,9 +106,27 @@ fn text_event(chars: usize) -> AgentEvent {
     }
 }
 
-/// User and system CPU-seconds of this process so far (fields 14 and 15 of /proc/self/stat).
+/// User and system CPU-seconds of this process so far.
 fn process_cpu() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    cpu_seconds("/proc/self/stat")
+}
+
+/// The same for the store's writer threads (named `job-store-writer`, cut to 15 characters).
+fn writer_cpu() -> f64 {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .map(|task| task.unwrap().path())
+        .filter(|task| {
+            std::fs::read_to_string(task.join("comm"))
+                .is_ok_and(|comm| comm.starts_with("job-store-wr"))
+        })
+        .map(|task| cpu_seconds(&task.join("stat").to_string_lossy()))
+        .sum()
+}
+
+/// Fields 14 and 15 (utime, stime) of a `stat` file, in seconds.
+fn cpu_seconds(stat: &str) -> f64 {
+    let stat = std::fs::read_to_string(stat).unwrap();
     let rest = &stat[stat.rfind(')').unwrap() + 1..];
     let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
     let ticks: f64 =
