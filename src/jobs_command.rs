@@ -3,7 +3,7 @@
 //! did not complete, a cancel that could not happen, a store that cannot be used), 2 usage
 //! (a malformed id, from clap).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::args::{JobsAction, JobsArgs, JobsListArgs};
@@ -180,6 +180,10 @@ fn print_result(store: &Store, id: &JobId, json: bool) -> Result<(), CommandErro
         )?;
     } else if let Some(outcome) = &outcome {
         out.write_all(outcome.answer.as_bytes())?;
+        // Exactly the answer into a pipe or file; on a terminal, the prompt on a line of its own.
+        if out.is_terminal() && !outcome.answer.is_empty() && !outcome.answer.ends_with('\n') {
+            writeln!(out)?;
+        }
         out.flush()?;
     }
     if job.status == JobStatus::Completed {

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 
 const PREFIX: &str = "job_";
@@ -94,6 +95,21 @@ impl FromStr for JobId {
     }
 }
 
+/// A string of the id's shape, so a host sees what an id looks like.
+impl JsonSchema for JobId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "JobId".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": "^job_[a-z2-7]{16}$",
+            "description": "A job id, as a background call, job_list or `cli-agent-mcp jobs` gives it"
+        })
+    }
+}
+
 impl TryFrom<String> for JobId {
     type Error = BadJobId;
 
@@ -155,5 +171,18 @@ mod tests {
             assert!(error.contains("job_list"), "{error}");
         }
         assert!(serde_json::from_str::<JobId>("\"job_x\"").is_err());
+    }
+
+    #[test]
+    fn the_schema_pattern_accepts_exactly_what_parses() {
+        let schema = schemars::schema_for!(JobId);
+        let pattern = regex::Regex::new(schema.get("pattern").unwrap().as_str().unwrap()).unwrap();
+        assert!(pattern.is_match(JobId::random().as_str()));
+        for bad in ["job_x", "job_ABCDEFGHIJKLMNOP", "job_abcdefghijklmno1"] {
+            assert!(
+                !pattern.is_match(bad) && bad.parse::<JobId>().is_err(),
+                "{bad}"
+            );
+        }
     }
 }

@@ -2,9 +2,11 @@
 //! database (WAL) that several servers and shells share. Every method is synchronous and may
 //! block on SQLite: async callers wrap it in `spawn_blocking`.
 
+mod chunks;
 pub mod dir;
 mod error;
 mod id;
+mod owners;
 mod pages;
 mod queries;
 mod record;
@@ -176,6 +178,9 @@ fn connect(path: &Path) -> Result<Connection, Failure> {
 fn configured(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    // Events go in as chunks of up to 256 KiB: fewer, larger pages hold them with less
+    // overhead. Takes effect only on a new file.
+    conn.pragma_update(None, "page_size", 16384)?;
     let mode: String =
         conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
     if !mode.eq_ignore_ascii_case("wal") {

@@ -1,6 +1,5 @@
-//! A job's life in the store: insert, run, finish, read, list, prune, interrupt, cancel.
+//! A job's life in the store: insert, run, finish, read, list, prune.
 
-use std::collections::HashMap;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -9,14 +8,12 @@ use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::id::JobId;
-use super::record::{
-    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo,
-};
+use super::record::{JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo};
 use super::{Store, StoreError};
 
 /// The prompt's first characters kept in the row.
 const PREVIEW_CHARS: usize = 200;
-const UNFINISHED: &str = "('queued', 'running')";
+pub(super) const UNFINISHED: &str = "('queued', 'running')";
 
 /// The columns [`record`] reads, in its order.
 const RECORD: &str = "id, agent, origin, status, workspace, permission, model, prompt_preview,
@@ -185,86 +182,6 @@ impl Store {
         Ok(pruned)
     }
 
-    /// Every queued or running job whose owner is not alive becomes interrupted; returns their ids.
-    pub fn interrupt_orphans(&self) -> Result<Vec<JobId>, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(self.fail())?;
-        let unfinished: Vec<(String, Owner)> = tx
-            .prepare(&format!(
-                "SELECT id, owner_pid, owner_start FROM jobs WHERE status IN {UNFINISHED}"
-            ))
-            .and_then(|mut select| {
-                select
-                    .query_map([], |row| Ok((row.get(0)?, owner(row, 1)?)))?
-                    .collect()
-            })
-            .map_err(self.fail())?;
-        let mut alive = HashMap::new();
-        let mut orphans = Vec::new();
-        for (id, owner) in unfinished {
-            if !*alive.entry(owner).or_insert_with(|| owner.is_alive()) {
-                interrupt(&tx, &id).map_err(self.fail())?;
-                orphans.push(JobId::stored(id));
-            }
-        }
-        tx.commit().map_err(self.fail())?;
-        Ok(orphans)
-    }
-
-    /// From a shell or another server: ask the owner to cancel. Already finished → that
-    /// status; owner gone → the job is marked interrupted and the caller is told so.
-    pub fn request_cancel(&self, id: &JobId) -> Result<CancelRequest, StoreError> {
-        let mut conn = self.conn();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(self.fail())?;
-        let found: Option<(JobStatus, Owner)> = tx
-            .query_row(
-                "SELECT status, owner_pid, owner_start FROM jobs WHERE id = ?1",
-                [id.as_str()],
-                |row| Ok((parsed(row, 0)?, owner(row, 1)?)),
-            )
-            .optional()
-            .map_err(self.fail())?;
-        let Some((status, owner)) = found else {
-            return Err(self.unknown_job(id));
-        };
-        let answer = if status.is_finished() {
-            CancelRequest::AlreadyFinished(status)
-        } else if !owner.is_alive() {
-            interrupt(&tx, id.as_str()).map_err(self.fail())?;
-            CancelRequest::OwnerGone
-        } else {
-            tx.execute(
-                "UPDATE jobs SET cancel_requested = 1 WHERE id = ?1",
-                [id.as_str()],
-            )
-            .map_err(self.fail())?;
-            CancelRequest::Requested { owner }
-        };
-        tx.commit().map_err(self.fail())?;
-        Ok(answer)
-    }
-
-    /// Polled by a server (~every 500 ms): its unfinished jobs whose cancel was requested.
-    pub fn cancel_requests(&self, owner: &Owner) -> Result<Vec<JobId>, StoreError> {
-        self.conn()
-            .prepare_cached(&format!(
-                "SELECT id FROM jobs WHERE status IN {UNFINISHED} AND cancel_requested = 1
-                    AND owner_pid = ?1 AND owner_start = ?2"
-            ))
-            .and_then(|mut select| {
-                select
-                    .query_map(params![owner.pid, owner.start_ticks], |row| {
-                        row.get(0).map(JobId::stored)
-                    })?
-                    .collect()
-            })
-            .map_err(self.fail())
-    }
-
     /// Runs an update of job `?1` (with the time as `?2`); an unknown job is an error.
     fn update(&self, id: &JobId, sql: &str) -> Result<(), StoreError> {
         let conn = self.conn();
@@ -298,16 +215,6 @@ impl Store {
     }
 }
 
-fn interrupt(tx: &rusqlite::Transaction, id: &str) -> rusqlite::Result<usize> {
-    tx.execute(
-        &format!(
-            "UPDATE jobs SET status = 'interrupted', finished_ms = ?2
-             WHERE id = ?1 AND status IN {UNFINISHED}"
-        ),
-        params![id, now_ms()],
-    )
-}
-
 /// A row of [`RECORD`] columns.
 fn record(row: &Row) -> rusqlite::Result<JobRecord> {
     Ok(JobRecord {
@@ -337,7 +244,7 @@ fn record(row: &Row) -> rusqlite::Result<JobRecord> {
     })
 }
 
-fn owner(row: &Row, first: usize) -> rusqlite::Result<Owner> {
+pub(super) fn owner(row: &Row, first: usize) -> rusqlite::Result<Owner> {
     Ok(Owner {
         pid: row.get(first)?,
         start_ticks: row.get(first + 1)?,
@@ -345,7 +252,7 @@ fn owner(row: &Row, first: usize) -> rusqlite::Result<Owner> {
 }
 
 /// A TEXT column holding a name that `T` parses.
-fn parsed<T: FromStr<Err = String>>(row: &Row, index: usize) -> rusqlite::Result<T> {
+pub(super) fn parsed<T: FromStr<Err = String>>(row: &Row, index: usize) -> rusqlite::Result<T> {
     row.get::<_, String>(index)?
         .parse()
         .map_err(|error: String| {

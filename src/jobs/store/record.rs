@@ -4,12 +4,13 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use cli_agent_engine::{AgentKind, ErrorInfo, Permission, Status, Usage};
-use serde::Serialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use super::id::JobId;
 
 /// Where a job is in its life. `queued` and `running` are the unfinished states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     Queued,
@@ -83,7 +84,7 @@ impl FromStr for JobStatus {
 }
 
 /// How the job was started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Origin {
     /// A blocking tool call.
@@ -117,7 +118,7 @@ impl FromStr for Origin {
 
 /// The process that owns a job. A pid alone names another process once it comes round again,
 /// so the owner is the pid together with the time it started.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub struct Owner {
     pub pid: u32,
     /// Field 22 of `/proc/PID/stat`: clock ticks from boot to the process's start.
@@ -177,7 +178,7 @@ pub struct NewJob<'a> {
 }
 
 /// A job as the store knows it (the answer and the events are read in pages).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct JobRecord {
     pub id: JobId,
     pub agent: AgentKind,
@@ -204,7 +205,7 @@ pub struct JobRecord {
 }
 
 /// What the store holds of a job's events, and what its size cap dropped.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TranscriptInfo {
     /// Events kept.
     pub events: u64,
@@ -238,7 +239,7 @@ impl Default for ListFilter {
 
 /// A page of a long text: `text` starts at `offset` of `total`; `next_offset` is where the
 /// next page starts, `None` after the last.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct TextPage {
     pub text: String,
     pub offset: u64,

@@ -30,6 +30,13 @@ impl Drop for TempDir {
 
 const NO_CAP: u64 = u64::MAX / 4;
 
+/// A store without a transcript cap in a fresh directory.
+fn open(name: &str) -> (TempDir, Store) {
+    let dir = TempDir::new(name);
+    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    (dir, store)
+}
+
 pub(super) fn insert(
     store: &Store,
     agent: AgentKind,
@@ -123,8 +130,7 @@ fn dead_owner() -> Owner {
 
 #[test]
 fn a_job_goes_from_queued_to_running_to_finished_with_its_whole_outcome() {
-    let dir = TempDir::new("store-round-trip");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-round-trip");
     let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
     let queued = store.get(&id).unwrap().unwrap();
     assert_eq!(
@@ -151,8 +157,7 @@ fn a_job_goes_from_queued_to_running_to_finished_with_its_whole_outcome() {
 
 #[test]
 fn unknown_jobs_are_none_to_readers_and_an_error_to_writers() {
-    let dir = TempDir::new("store-unknown");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (_dir, store) = open("store-unknown");
     let id = JobId::random();
     assert_eq!(store.get(&id).unwrap(), None);
     assert_eq!(store.answer_page(&id, 0, 10).unwrap(), None);
@@ -172,8 +177,7 @@ fn unknown_jobs_are_none_to_readers_and_an_error_to_writers() {
 
 #[test]
 fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
-    let dir = TempDir::new("store-pages");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-pages");
     let id = insert(&store, AgentKind::Claude, dir.path(), JobStatus::Running);
     let answer: String = (0..1_000_000)
         .map(|i| match i % 5 {
@@ -204,8 +208,7 @@ fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
 
 #[test]
 fn recorded_events_page_back_in_order_with_the_session_and_progress() {
-    let dir = TempDir::new("store-events");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-events");
     let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&AgentEvent::SessionStarted {
@@ -242,8 +245,7 @@ fn recorded_events_page_back_in_order_with_the_session_and_progress() {
 
 #[test]
 fn events_are_committed_within_a_tick_without_a_flush() {
-    let dir = TempDir::new("store-tick");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-tick");
     let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&text("hello"));
@@ -258,8 +260,7 @@ fn events_are_committed_within_a_tick_without_a_flush() {
 
 #[test]
 fn events_recorded_after_finish_are_kept() {
-    let dir = TempDir::new("store-late");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-late");
     let id = insert(&store, AgentKind::Gemini, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&text("before"));
@@ -327,8 +328,7 @@ fn the_transcript_cap_keeps_the_head_and_the_newest_tail_and_reports_the_gap() {
 
 #[test]
 fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
-    let dir = TempDir::new("store-list");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-list");
     let (here, there) = (dir.path().join("a"), dir.path().join("b"));
     let mut ids = Vec::new();
     for i in 0..12 {
@@ -390,8 +390,7 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
 
 #[test]
 fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
-    let dir = TempDir::new("store-prune");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-prune");
     let old = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let recent = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let running = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
@@ -431,8 +430,7 @@ fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
 
 #[test]
 fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
-    let dir = TempDir::new("store-orphans");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-orphans");
     let mine = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let dead = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let queued_dead = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
@@ -473,8 +471,7 @@ fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
 
 #[test]
 fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
-    let dir = TempDir::new("store-cancel");
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    let (dir, store) = open("store-cancel");
     let me = Owner::this_process();
     let live = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
     let other = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
@@ -516,23 +513,48 @@ fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
     assert_eq!(status(&store, &other), JobStatus::Running);
 }
 
-#[test]
-fn a_corrupt_file_is_moved_aside_and_a_fresh_store_works() {
-    let dir = TempDir::new("store-corrupt");
-    let path = dir.path().join(dir::DB_FILE);
-    let garbage = b"this is not a database, and it is long enough to have a header".repeat(100);
-    std::fs::write(&path, &garbage).unwrap();
-
-    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+/// Opens a store over the damaged file `damaged` and checks that it was moved aside whole.
+fn assert_moved_aside_and_fresh(dir: &Path, damaged: &[u8]) {
+    let store = Store::open_with(dir, NO_CAP).unwrap();
+    let id = insert(&store, AgentKind::Codex, dir, JobStatus::Running);
     assert!(store.get(&id).unwrap().is_some());
-    let aside: Vec<PathBuf> = std::fs::read_dir(dir.path())
+    assert_eq!(store.list(&ListFilter::default()).unwrap().len(), 1);
+    let aside: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.to_string_lossy().contains(".sqlite3.corrupt-"))
         .collect();
     assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(std::fs::read(&aside[0]).unwrap(), garbage);
+    assert_eq!(std::fs::read(&aside[0]).unwrap(), damaged);
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_store_works() {
+    let dir = TempDir::new("store-not-db");
+    let garbage = b"this is not a database, and it is long enough to have a header".repeat(100);
+    std::fs::write(dir.path().join(dir::DB_FILE), &garbage).unwrap();
+    assert_moved_aside_and_fresh(dir.path(), &garbage);
+}
+
+#[test]
+fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
+    let dir = TempDir::new("store-damaged");
+    let store = Store::open_with(dir.path(), NO_CAP).unwrap();
+    for _ in 0..50 {
+        let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+        store
+            .finish(&id, JobStatus::Completed, &outcome(&"x".repeat(5000)))
+            .unwrap();
+    }
+    // The last connection to close folds the WAL into the file.
+    drop(store);
+    let path = dir.path().join(dir::DB_FILE);
+    let mut bytes = std::fs::read(&path).unwrap();
+    assert!(bytes.len() > 4 * 16384, "{}", bytes.len());
+    // Garbage over the second page on: the header still says "SQLite format 3".
+    bytes[16384..3 * 16384].fill(0x5a);
+    std::fs::write(&path, &bytes).unwrap();
+    assert_moved_aside_and_fresh(dir.path(), &bytes);
 }
 
 #[test]
@@ -654,4 +676,37 @@ fn two_stores_on_one_file_write_and_read_at_once() {
             assert_eq!(store.outcome(id).unwrap().unwrap().answer, i.to_string());
         }
     }
+}
+
+#[test]
+fn a_full_disk_fails_the_write_with_what_to_do_and_the_store_still_reads() {
+    let (dir, store) = open("store-full");
+    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    // SQLite's own page limit stands in for the disk: past it, writes fail with SQLITE_FULL.
+    let pages: u64 = store
+        .conn()
+        .query_row("PRAGMA page_count", [], |row| row.get(0))
+        .unwrap();
+    store
+        .conn()
+        .pragma_update(None, "max_page_count", pages)
+        .unwrap();
+    let error = store
+        .finish(&id, JobStatus::Completed, &outcome(&"a".repeat(1 << 20)))
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(matches!(error, StoreError::DiskFull { .. }), "{message}");
+    assert!(
+        message.contains("jobs prune") && message.contains("CAM_STATE_DIR"),
+        "{message}"
+    );
+    assert_eq!(status(&store, &id), JobStatus::Running);
+}
+
+#[test]
+fn store_and_recorder_can_be_shared_across_threads_and_tasks() {
+    fn shared<T: Clone + Send + Sync + 'static>() {}
+    fn sendable<T: Send + Sync + 'static>() {}
+    shared::<Store>();
+    sendable::<Recorder>();
 }

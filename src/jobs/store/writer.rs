@@ -1,6 +1,6 @@
 //! The store's one writer thread: commits every recorder's buffer in one transaction at least
 //! every 200 ms (a crash loses at most that), at once when a buffer passes 256 KiB or someone
-//! flushes. Events go in as chunks, one row per job per batch, under the transcript size cap.
+//! flushes. What it writes is `chunks.rs`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,8 +8,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior};
 
+use super::chunks::write_batch;
 use super::id::JobId;
 use super::recorder::{JobBuffer, SharedBuffer, lock};
 
@@ -231,81 +232,4 @@ impl WriterThread {
             }
         }
     }
-}
-
-fn write_batch(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> rusqlite::Result<()> {
-    if batch.progress.is_some() || batch.session_id.is_some() {
-        tx.prepare_cached(
-            "UPDATE jobs SET progress = coalesce(?2, progress), session_id = coalesce(?3, session_id)
-             WHERE id = ?1",
-        )?
-        .execute(params![id.as_str(), batch.progress, batch.session_id])?;
-    }
-    if batch.events > 0 {
-        append_chunk(tx, id, batch, max)?;
-    }
-    Ok(())
-}
-
-/// Adds a batch of events as one chunk, then drops the oldest chunks after the head while the
-/// job holds more than `max` bytes. The newest chunk always stays.
-fn append_chunk(tx: &Transaction, id: &JobId, batch: &JobBuffer, max: u64) -> rusqlite::Result<()> {
-    let counts: Option<(u64, u64, u64, u64)> = tx
-        .prepare_cached(
-            "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
-        )?
-        .query_row([id.as_str()], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })
-        .optional()?;
-    let Some((events, bytes, mut dropped_events, mut dropped_bytes)) = counts else {
-        // Never inserted, or pruned since: nothing to attach the events to.
-        tracing::debug!(job = %id, "events of an unknown job dropped");
-        return Ok(());
-    };
-    let first = events + dropped_events;
-    let size = batch.lines.len() as u64;
-    let head = bytes + dropped_bytes < max / 2;
-    let lines = std::str::from_utf8(&batch.lines)
-        .map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?;
-    tx.prepare_cached(
-        "INSERT INTO chunks (job_id, first_event, events, bytes, head, lines)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![id.as_str(), first, batch.events, size, head, lines])?;
-    let mut kept_events = events + batch.events;
-    let mut kept_bytes = bytes + size;
-    while kept_bytes > max {
-        let oldest: Option<(u64, u64, u64)> = tx
-            .prepare_cached(
-                "SELECT first_event, events, bytes FROM chunks
-                 WHERE job_id = ?1 AND head = 0 AND first_event < ?2
-                 ORDER BY first_event LIMIT 1",
-            )?
-            .query_row(params![id.as_str(), first], |row| {
-                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
-            })
-            .optional()?;
-        let Some((oldest_first, oldest_events, oldest_bytes)) = oldest else {
-            break;
-        };
-        tx.prepare_cached("DELETE FROM chunks WHERE job_id = ?1 AND first_event = ?2")?
-            .execute(params![id.as_str(), oldest_first])?;
-        kept_events -= oldest_events;
-        kept_bytes -= oldest_bytes;
-        dropped_events += oldest_events;
-        dropped_bytes += oldest_bytes;
-    }
-    tx.prepare_cached(
-        "UPDATE jobs SET events = ?2, event_bytes = ?3, dropped_events = ?4, dropped_bytes = ?5
-         WHERE id = ?1",
-    )?
-    .execute(params![
-        id.as_str(),
-        kept_events,
-        kept_bytes,
-        dropped_events,
-        dropped_bytes
-    ])?;
-    Ok(())
 }
