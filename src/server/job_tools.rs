@@ -17,7 +17,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::result::{JobReport, error_result};
 use super::tools::drop_numeric_formats;
-use crate::jobs::store::{CancelRequest, JobId, JobRecord, JobStatus, ListFilter, TextPage};
+use crate::jobs::store::{
+    CancelRequest, JobId, JobRecord, JobStatus, ListFilter, TextPage, now_ms,
+};
 use crate::jobs::{Finished, Job, JobProgress, JobState, Jobs, JobsError, StopReason};
 
 /// How long `job_wait` waits unless told otherwise: under the 60 s the hosts allow a call.
@@ -324,14 +326,6 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
         "jobs": reports,
     }));
     result
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
 }
 
 /// A page of a job's answer or transcript.

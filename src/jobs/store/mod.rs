@@ -30,7 +30,6 @@ pub use id::{BadJobId, JobId};
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
-    TranscriptInfo,
 };
 pub use recorder::Recorder;
 

@@ -136,6 +136,7 @@ impl Owner {
     }
 
     /// The live process `pid`, if there is one.
+    #[cfg(test)]
     pub fn of(pid: u32) -> Option<Self> {
         Some(Self {
             pid,
