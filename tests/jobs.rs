@@ -232,12 +232,14 @@ async fn a_1_mib_answer_stays_within_the_budget_and_names_the_call_for_the_rest(
 }
 
 /// How many CLIs of the server `server_pid` are alive: each runs in a session of its own, so
-/// the distinct sessions of its run processes (a CLI may fork helpers of its own).
+/// the distinct sessions of its run processes (a CLI may fork helpers of its own). A process
+/// in the middle of its exit shows session -1: it is none.
 fn running_clis(server_pid: i32) -> usize {
     let session = |pid: i32| {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
         let (_, rest) = stat.rsplit_once(')')?;
-        rest.split_whitespace().nth(3)?.parse::<i32>().ok()
+        let session = rest.split_whitespace().nth(3)?.parse::<i32>().ok()?;
+        (session > 0).then_some(session)
     };
     let sessions: std::collections::BTreeSet<i32> = run_processes_of(server_pid)
         .into_iter()
