@@ -186,6 +186,9 @@ fn configured(path: &Path) -> rusqlite::Result<Connection> {
         tracing::warn!(path = %path.display(), mode, "the job store could not use WAL");
     }
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // Events pass through once and jobs are read a page at a time: a small cache keeps a
+    // server's memory flat however much a run says.
+    conn.pragma_update(None, "cache_size", -1024)?;
     Ok(conn)
 }
 
