@@ -331,8 +331,8 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
 /// A page of a job's answer or transcript.
 #[derive(Debug, Serialize)]
 struct Page {
-    job_id: String,
-    status: String,
+    job_id: JobId,
+    status: JobStatus,
     part: &'static str,
     offset: u64,
     total: u64,
@@ -387,8 +387,8 @@ async fn result(
         None => footer.push_str("; the end]"),
     }
     let page = Page {
-        job_id: id.to_string(),
-        status: status.name().to_owned(),
+        job_id: id.clone(),
+        status,
         part,
         offset,
         total,
@@ -449,10 +449,10 @@ fn already_ended(id: &JobId, status: JobStatus) -> CallToolResult {
 /// One line of `job_list`.
 #[derive(Debug, Serialize)]
 struct Listed {
-    job_id: String,
-    agent: String,
-    status: String,
-    workspace: String,
+    job_id: JobId,
+    agent: AgentKind,
+    status: JobStatus,
+    workspace: PathBuf,
     prompt: String,
     created_ms: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -464,10 +464,10 @@ struct Listed {
 impl From<JobRecord> for Listed {
     fn from(record: JobRecord) -> Self {
         Self {
-            job_id: record.id.to_string(),
-            agent: record.agent.to_string(),
-            status: record.status.name().to_owned(),
-            workspace: record.workspace.display().to_string(),
+            job_id: record.id,
+            agent: record.agent,
+            status: record.status,
+            workspace: record.workspace,
             prompt: record.prompt_preview,
             created_ms: record.created_ms,
             finished_ms: record.finished_ms,
@@ -508,7 +508,11 @@ async fn list(
             .map(|job| {
                 format!(
                     "{} {} {} {}: {}",
-                    job.job_id, job.agent, job.status, job.workspace, job.prompt
+                    job.job_id,
+                    job.agent,
+                    job.status,
+                    job.workspace.display(),
+                    job.prompt
                 )
             })
             .collect::<Vec<_>>()

@@ -23,12 +23,11 @@ const RECENT_TOOLS: usize = 5;
 const WARNINGS: usize = 5;
 
 /// One job as a result reports it: finished, or still queued or running.
-#[derive(Clone, Debug, Default, Serialize, JsonSchema)]
+#[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct JobReport {
-    pub job_id: String,
-    pub agent: String,
-    /// queued, running, completed, failed, cancelled, timed_out or interrupted.
-    pub status: String,
+    pub job_id: JobId,
+    pub agent: AgentKind,
+    pub status: JobStatus,
     /// The final answer, its middle left out when it is over the budget.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
@@ -73,15 +72,33 @@ pub struct ToolsBrief {
 }
 
 impl JobReport {
+    fn new(id: &JobId, agent: AgentKind, status: JobStatus) -> Self {
+        Self {
+            job_id: id.clone(),
+            agent,
+            status,
+            answer: None,
+            answer_chars: None,
+            session_id: None,
+            error: None,
+            usage: None,
+            progress: None,
+            elapsed_secs: None,
+            duration_ms: None,
+            next: None,
+            tools: None,
+            reasoning: None,
+            stderr_tail: None,
+            warnings: Vec::new(),
+        }
+    }
+
     /// A finished job; its answer within `budget` characters.
     pub fn finished(id: &JobId, finished: &Finished, budget: usize) -> Self {
         let outcome = &finished.outcome;
         let answer = budgeted_answer(id, &outcome.answer, budget);
         let failed = finished.status != JobStatus::Completed;
         Self {
-            job_id: id.to_string(),
-            agent: outcome.agent.to_string(),
-            status: finished.status.name().to_owned(),
             answer: (!outcome.answer.is_empty()).then(|| answer.into_owned()),
             answer_chars: (!outcome.answer.is_empty())
                 .then(|| outcome.answer.chars().count() as u64),
@@ -97,7 +114,7 @@ impl JobReport {
             stderr_tail: (failed && !outcome.stderr_tail.is_empty())
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
-            ..Self::default()
+            ..Self::new(id, outcome.agent, finished.status)
         }
     }
 
@@ -110,13 +127,10 @@ impl JobReport {
         progress: Option<String>,
     ) -> Self {
         Self {
-            job_id: id.to_string(),
-            agent: agent.to_string(),
-            status: status.name().to_owned(),
             progress: progress.map(|line| redact(&line).into_owned()),
             elapsed_secs: Some(elapsed_secs),
             next: Some(wait_call(id)),
-            ..Self::default()
+            ..Self::new(id, agent, status)
         }
     }
 
@@ -151,7 +165,7 @@ impl JobReport {
         }
         match &self.answer {
             Some(answer) => texts.push(answer.clone()),
-            None if self.status == JobStatus::Completed.name() => {
+            None if self.status == JobStatus::Completed => {
                 texts.push(format!("({} finished without an answer)", self.agent));
             }
             None => {}
@@ -217,7 +231,7 @@ impl JobReport {
     /// This report as a tool result: an error result for a job that ended without completing.
     pub fn into_result(self) -> CallToolResult {
         let content = self.text().into_iter().map(ContentBlock::text).collect();
-        let failed = !self.is_unfinished() && self.status != JobStatus::Completed.name();
+        let failed = !self.is_unfinished() && self.status != JobStatus::Completed;
         let mut result = if failed {
             CallToolResult::error(content)
         } else {
