@@ -82,6 +82,27 @@ async fn a_slow_call_is_handed_off_and_job_wait_collects_its_answer() {
         "{text}"
     );
 
+    // A wait the client gives up on reports progress and leaves the job running.
+    let abandoned = server
+        .start_call("job_wait", json!({"job_ids": [&id]}), Some("waiting"))
+        .await;
+    server
+        .wait_for("job_wait's progress", |messages| {
+            messages
+                .iter()
+                .find(|m| m["params"]["progressToken"] == "waiting")
+                .cloned()
+        })
+        .await;
+    server.cancel(abandoned, "the host gave up").await;
+    let progress = server.progress("waiting");
+    assert!(
+        progress[0]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("job_wait: 0 of 1 jobs ended")),
+        "{progress:#?}"
+    );
+
     let waited = wait_all(&mut server, std::slice::from_ref(&id)).await;
     let job = waited_job(&waited, &id);
     assert_eq!(job["status"], "completed", "{waited:#}");
@@ -327,7 +348,18 @@ async fn cancelling_a_queued_and_a_running_job_leaves_nothing() {
         )
         .await;
     assert_eq!(structured(&queued)["status"], "queued", "{queued:#}");
+    let waiting = server
+        .start_call("gemini", json!({"prompt": "answer=my_turn"}), Some("queue"))
+        .await;
     wait_for_tagged(&tag, 3).await;
+    server
+        .wait_for("the queue's progress", |messages| {
+            messages
+                .iter()
+                .find(|m| m["params"]["message"] == "gemini: queued, position 2")
+                .cloned()
+        })
+        .await;
 
     let cancelled = server
         .call("job_cancel", json!({"job_id": job_id(&queued)}))
@@ -349,6 +381,12 @@ async fn cancelling_a_queued_and_a_running_job_leaves_nothing() {
     );
     assert!(all_text(&cancelled).contains("job_cancel"), "{cancelled:#}");
     assert_none_tagged(&tag);
+    let served = server.result(waiting).await;
+    assert_eq!(
+        texts(&served)[0],
+        "my turn",
+        "the queue moved on: {served:#}"
+    );
     let again = server
         .call("job_cancel", json!({"job_id": job_id(&running)}))
         .await;
