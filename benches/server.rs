@@ -32,6 +32,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../tests/common/long_run.rs"]
+mod long_run;
 #[path = "../tests/mcp/mod.rs"]
 mod mcp;
 
@@ -279,39 +281,6 @@ async fn quick_server() -> Server {
     server
 }
 
-/// A long codex run of `events` lines, about 100 bytes each, as the issue measured: in every
-/// ten, a shell command started and completed (with a line of output), seven reasoning items
-/// and an agent message; a final message.
-fn long_codex_stream(events: usize) -> String {
-    let mut stream = String::with_capacity(events * 110);
-    stream.push_str(
-        "{\"type\":\"thread.started\",\"thread_id\":\"0199a213-81c0-7800-8aa1-bbab2a035a53\"}\n",
-    );
-    stream.push_str("{\"type\":\"turn.started\"}\n");
-    let body = events.saturating_sub(4);
-    for n in 0..body {
-        let line = match n % 10 {
-            0 => format!(
-                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"cargo test m{n}\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
-            ),
-            1 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{0}\",\"type\":\"command_execution\",\"command\":\"cargo test m{0}\",\"aggregated_output\":\"ok\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n",
-                n - 1
-            ),
-            8 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"agent_message\",\"text\":\"m{n} passes.\"}}}}\n"
-            ),
-            _ => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Step {n}**\"}}}}\n"
-            ),
-        };
-        stream.push_str(&line);
-    }
-    stream.push_str("{\"type\":\"item.completed\",\"item\":{\"id\":\"item_last\",\"type\":\"agent_message\",\"text\":\"long-run-done\"}}\n");
-    stream.push_str("{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9000,\"cached_input_tokens\":0,\"output_tokens\":900,\"reasoning_output_tokens\":90}}\n");
-    stream
-}
-
 /// The stand-in writing `prompt`'s stream to /dev/null, as it would to the server.
 fn stand_in_to_dev_null(prompt: &str) -> Duration {
     use std::io::Write;
@@ -333,7 +302,7 @@ fn stand_in_to_dev_null(prompt: &str) -> Duration {
 async fn report_stream_throughput(events: usize) {
     let dir = common::TempDir::new("bench-stream");
     let path = dir.path().join("long-run.jsonl");
-    let stream = long_codex_stream(events);
+    let stream = long_run::long_codex_stream(events);
     std::fs::write(&path, &stream).expect("write the stream");
     let prompt = format!("stream={}\n", path.display());
     let alone = stand_in_to_dev_null(&prompt);
