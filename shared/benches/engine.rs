@@ -250,8 +250,8 @@ fn parse_stream(stream: &str, mut take: impl FnMut(AgentEvent)) -> Duration {
     let mut parser = dialect::for_agent(AgentKind::Codex);
     let mut events = Vec::new();
     let started = CpuTime::now();
-    for line in stream.as_bytes().split(|&byte| byte == b'\n') {
-        let text = std::str::from_utf8(black_box(line)).expect("UTF-8");
+    for line in stream.split_terminator('\n') {
+        let text = std::str::from_utf8(black_box(line.as_bytes())).expect("UTF-8");
         let _ = parser.parse_line(text, &mut events);
         events.drain(..).for_each(&mut take);
     }
