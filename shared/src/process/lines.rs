@@ -127,23 +127,19 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 /// How long a reader that keeps up with a busy writer waits before its next read, so that one
 /// wake-up takes many lines rather than one.
 const BATCH_WAIT: Duration = Duration::from_millis(1);
-/// Reads closer together than this mean a busy writer: a read after a wait comes one
-/// `BATCH_WAIT` after the one before, so batching goes on while the writer does.
-const BUSY_GAP: Duration = Duration::from_millis(2);
-/// A writer giving at least this much per `BATCH_WAIT` fills a pipe during a wait.
-const FAST_BYTES: u128 = 4096;
+/// A writer giving at least this much per `BATCH_WAIT` is busy.
+const BUSY_BYTES: u128 = 4096;
 /// A read this large means the reader is behind: it reads again at once, as waiting would
 /// only delay it.
 const BEHIND_BYTES: usize = 64 * 1024;
-/// The pipe size asked for once the writer proves fast: room for what it writes during a
-/// wait (the default 64 KiB would make it block). Only fast pipes ask, so that many quiet
-/// runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
+/// The pipe size asked for once the writer proves busy: room for what a fast writer writes
+/// during a wait (the default 64 KiB would make it block). Only busy pipes ask, so that many
+/// quiet runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
 const BUSY_PIPE_BYTES: i32 = 1 << 20;
 
-/// When to read: at once while reads are sparse or the reader is behind; after a short wait
-/// while they come often. A CLI flushes every event, so a reader that keeps up wakes once per
-/// line, and a wake-up costs more than parsing the line; how often the reads come, not how
-/// much each takes, tells a writer that keeps it waking.
+/// When to read: at once while the output is sparse or the reader is behind; after a short
+/// wait while a busy writer is kept up with. A CLI flushes every event, so a reader that keeps
+/// up wakes once per line, and the wake-ups cost more than the parsing.
 #[derive(Default)]
 struct Pacing {
     batching: bool,
@@ -152,13 +148,14 @@ struct Pacing {
 }
 
 impl Pacing {
-    /// Note a read of `bytes` made `now`; true when the pipe should grow now.
-    fn note(&mut self, bytes: usize, now: Instant) -> bool {
+    /// Note a read of `bytes`; true when the pipe should grow now.
+    fn note(&mut self, bytes: usize) -> bool {
+        let now = Instant::now();
         let since = self.last_read.map_or(Duration::MAX, |at| now - at);
         self.last_read = Some(now);
-        let fast = bytes as u128 * BATCH_WAIT.as_micros() >= FAST_BYTES * since.as_micros();
-        self.batching = since < BUSY_GAP && bytes > 0 && bytes < BEHIND_BYTES;
-        fast && bytes > 0 && !std::mem::replace(&mut self.grown, true)
+        let busy = bytes as u128 * BATCH_WAIT.as_micros() >= BUSY_BYTES * since.as_micros();
+        self.batching = busy && bytes > 0 && bytes < BEHIND_BYTES;
+        busy && bytes > 0 && !std::mem::replace(&mut self.grown, true)
     }
 }
 
@@ -178,7 +175,7 @@ impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
                 .map(|rest| first + rest);
         }
         if let Ok(bytes) = read
-            && self.pacing.note(bytes, Instant::now())
+            && self.pacing.note(bytes)
             && let Err(error) = fcntl(self.inner.as_fd(), FcntlArg::F_SETPIPE_SZ(BUSY_PIPE_BYTES))
         {
             // The default size still works, with more wake-ups.
@@ -280,29 +277,6 @@ mod tests {
         }
         writer.join().unwrap();
         assert_eq!(next, LINES);
-    }
-
-    #[test]
-    fn reads_that_come_often_are_batched_and_sparse_or_large_ones_are_not() {
-        let start = Instant::now();
-        let at = |micros: u64| start + Duration::from_micros(micros);
-        let mut pacing = Pacing::default();
-        pacing.note(100, at(0));
-        assert!(!pacing.batching, "the first read");
-        pacing.note(100, at(50));
-        assert!(
-            pacing.batching,
-            "a line 50 µs after the last (a writer of 20000 a second)"
-        );
-        pacing.note(5000, at(1100));
-        assert!(pacing.batching, "a read one wait later");
-        pacing.note(100, at(50_000));
-        assert!(!pacing.batching, "a read after a pause");
-        pacing.note(BEHIND_BYTES, at(50_100));
-        assert!(
-            !pacing.batching,
-            "a reader that is behind reads again at once"
-        );
     }
 
     #[tokio::test]
