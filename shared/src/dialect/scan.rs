@@ -115,33 +115,41 @@ impl<'a> Scanner<'a> {
     }
 
     /// The rest of a string whose opening quote was consumed. Escapes are checked as JSON
-    /// requires, but not decoded; `\u` and control characters give up.
+    /// requires, but not decoded; `\u` and control characters give up. Inlined: most strings
+    /// end at the first special byte, and a call would cost as much as the scan.
+    #[inline(always)]
     fn string(&mut self) -> Option<Flat<'a>> {
         let start = self.at;
-        let mut escaped = false;
-        loop {
-            let stop = self.next_special()?;
+        let stop = self.next_special()?;
+        if self.bytes()[stop] == b'"' {
             self.at = stop + 1;
+            return Some(Flat::Str(self.text.get(start..stop)?));
+        }
+        self.escaped_string(stop)
+    }
+
+    /// The rest of a string from its first special byte at `stop`, when that is not its end.
+    fn escaped_string(&mut self, mut stop: usize) -> Option<Flat<'a>> {
+        loop {
             match self.bytes()[stop] {
-                b'"' => break,
+                b'"' => {
+                    self.at = stop + 1;
+                    return Some(Flat::Escaped);
+                }
                 b'\\' => match self.bytes().get(stop + 1)? {
                     b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                        escaped = true;
-                        self.at += 1;
+                        self.at = stop + 2;
                     }
                     _ => return None,
                 },
                 _ => return None,
             }
+            stop = self.next_special()?;
         }
-        Some(if escaped {
-            Flat::Escaped
-        } else {
-            Flat::Str(self.text.get(start..self.at - 1)?)
-        })
     }
 
     /// Where the first special byte at or after the cursor is.
+    #[inline(always)]
     fn next_special(&mut self) -> Option<usize> {
         let mut from = self.at;
         loop {
