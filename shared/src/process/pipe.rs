@@ -63,3 +63,46 @@ impl AsFd for Pipe {
         self.fd.as_fd()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fds that this process's epoll instances (the runtime's) watch, from /proc.
+    fn watched_fds() -> Vec<RawFd> {
+        let mut watched = Vec::new();
+        for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+            let target = std::fs::read_link(entry.path()).unwrap_or_default();
+            if target.to_string_lossy() != "anon_inode:[eventpoll]" {
+                continue;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{name}"));
+            for line in info.unwrap_or_default().lines() {
+                if let Some(rest) = line.strip_prefix("tfd:") {
+                    watched.extend(
+                        rest.split_whitespace()
+                            .next()
+                            .and_then(|fd| fd.parse::<RawFd>().ok()),
+                    );
+                }
+            }
+        }
+        watched
+    }
+
+    #[tokio::test]
+    async fn a_pipe_is_in_epoll_only_from_a_wait_until_it_is_unwatched() {
+        let (read_end, write_end) = nix::unistd::pipe().unwrap();
+        let raw = read_end.as_raw_fd();
+        let mut pipe = Pipe::new(read_end).unwrap();
+        assert!(!watched_fds().contains(&raw), "watched before any wait");
+        nix::unistd::write(&write_end, b"line\n").unwrap();
+        let mut buf = [0; 16];
+        let read = pipe.read_when_ready(|fd| Ok(nix::unistd::read(fd, &mut buf)?));
+        assert_eq!(read.await.unwrap(), 5);
+        assert!(watched_fds().contains(&raw), "not watched after a wait");
+        pipe.unwatch();
+        assert!(!watched_fds().contains(&raw), "still watched after unwatch");
+    }
+}
