@@ -8,7 +8,7 @@
 //!    server's path costs, best of 3 passes: splitting the lines and
 //!    parsing them; the one-line description the progress observer makes of each event; and
 //!    `serde_json::to_writer` of each event into a reused buffer, as a job store's recorder
-//!    would write it.
+//!    would write it, and `AgentEvent::write_json`, which writes the same bytes.
 //! 2. Spawn to first event: `Engine::run` of the fake CLI (`tests/fixtures/bin/<cli>`), from
 //!    just before the call to the first event the observer sees; p50 and p95 of 20 runs. The fake
 //!    is a Python script, so this includes the interpreter's start-up, printed alongside.
@@ -226,6 +226,16 @@ fn report_long_run_stages() {
         }
         started.elapsed()
     });
+    let write_json = best_of(|| {
+        let started = CpuTime::now();
+        for event in &events {
+            record.clear();
+            event.write_json(&mut record);
+            record.push(b'\n');
+            black_box(&record);
+        }
+        started.elapsed()
+    });
     println!();
     println!(
         "4. Per event on the server bench's long codex run ({} events, {:.1} MB): CPU time, best of {PARSE_PASSES}",
@@ -236,6 +246,7 @@ fn report_long_run_stages() {
         ("split and parse (from_utf8 + parse_line)", parse),
         ("describe_into (the progress line)", describe),
         ("serde_json::to_writer into a reused Vec", serialize),
+        ("AgentEvent::write_json (the same bytes)", write_json),
     ] {
         println!(
             "   {stage:<44} {:>6.0} ns/event",
