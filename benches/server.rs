@@ -419,6 +419,24 @@ async fn report_stream_throughput(events: usize) {
         mib(cost.last_peak_kib)
     );
 
+    // The same calls on a server whose job store is unusable, so it records nothing: what the
+    // store adds (it writes every event of the 22.5 MB, up to its 16 MiB cap per job).
+    let mut bare = Server::builder()
+        .env("CAM_CODEX_BIN", quick_cli())
+        .env("CAM_LOG", "error")
+        .env("CAM_STATE_DIR", dir.path().join("long-run.jsonl/no-store"))
+        .spawn();
+    bare.initialize().await;
+    let without = stream_calls(&mut bare, &prompt, STREAM_CALLS).await;
+    println!(
+        "   without the job store: {}; peak RSS {} MiB; the store adds {:+.0} % server CPU, \
+         {:+.1} MiB peak RSS",
+        per_cpu_second(without.cpu),
+        mib(without.last_peak_kib),
+        (cost.cpu / without.cpu.max(1e-3) - 1.0) * 100.0,
+        (cost.last_peak_kib as f64 - without.last_peak_kib as f64) / 1024.0
+    );
+
     let paced = dir.path().join("paced-codex");
     std::fs::write(&paced, PACED_CLI.replace("PACE", &PACE.to_string()))
         .expect("write the paced stand-in");

@@ -21,9 +21,8 @@ use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
 
-/// How many finished jobs stay in memory, for `job_wait` to answer without the store (and
-/// when it is unusable).
-const FINISHED_KEPT: usize = 256;
+/// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
+const FINISHED_KEPT: usize = 64;
 /// How often the store's copy of a job's progress line is refreshed, and cancel requests from
 /// shells and other servers are looked for.
 pub const STORE_POLL: Duration = Duration::from_millis(500);
@@ -108,24 +107,28 @@ impl Jobs {
         origin: Origin,
         options: JobOptions,
     ) -> Arc<Job> {
-        let request = prepared.request();
+        let request = prepared.request().clone();
         let job = Arc::new(Job::new(
             JobId::random(),
             request.agent,
             self.shutdown.child_token(),
         ));
-        let new = NewJob {
-            id: &job.id,
-            agent: request.agent,
-            origin,
-            workspace: &request.workspace,
-            permission: request.permission,
-            model: request.model.as_deref(),
-            session_id: request.session_id.as_deref(),
-            prompt: &request.prompt,
-            status: JobStatus::Queued,
-        };
-        self.record(|store| store.insert(&new));
+        let id = job.id.clone();
+        // Recorded before the call answers: the id it hands out must resolve.
+        self.record(move |store| {
+            store.insert(&NewJob {
+                id: &id,
+                agent: request.agent,
+                origin,
+                workspace: &request.workspace,
+                permission: request.permission,
+                model: request.model.as_deref(),
+                session_id: request.session_id.as_deref(),
+                prompt: &request.prompt,
+                status: JobStatus::Queued,
+            })
+        })
+        .await;
         self.lock().jobs.insert(job.id.clone(), job.clone());
         self.runs
             .spawn(self.clone().drive(job.clone(), prepared, options));
@@ -199,7 +202,8 @@ impl Jobs {
     async fn run(&self, job: &Job, prepared: Prepared) -> Outcome {
         job.set_state(JobState::Running);
         job.progress.set("started".to_owned());
-        self.record(|store| store.mark_running(&job.id));
+        let id = job.id.clone();
+        self.record(move |store| store.mark_running(&id)).await;
         let recorder = self
             .store
             .as_ref()
@@ -272,15 +276,21 @@ impl Jobs {
         let finished = Arc::new(Finished { status, outcome });
         let record = finished.clone();
         let id = job.id.clone();
-        self.record_async(move |store| store.finish(&id, record.status, &record.outcome))
+        self.record(move |store| store.finish(&id, record.status, &record.outcome))
             .await;
         job.set_state(JobState::Finished(finished));
         self.keep_finished(&job.id);
         self.ended.notify_waiters();
     }
 
+    /// A finished job is in the store: it leaves memory, unless the store is unusable, when
+    /// the latest few stay for `job_wait`.
     fn keep_finished(&self, id: &JobId) {
         let mut live = self.lock();
+        if self.store.is_ok() {
+            live.jobs.remove(id);
+            return;
+        }
         live.finished.push_back(id.clone());
         while live.finished.len() > FINISHED_KEPT {
             if let Some(oldest) = live.finished.pop_front() {
@@ -289,19 +299,9 @@ impl Jobs {
         }
     }
 
-    /// A write to the store that must not stop the run when it fails.
-    fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError>) {
-        if let Ok(store) = &self.store
-            && let Err(error) = write(store)
-        {
-            tracing::warn!(%error, "could not record a job");
-        }
-    }
-
-    async fn record_async(
-        &self,
-        write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static,
-    ) {
+    /// A write to the store, off the runtime's threads (another process may hold the lock),
+    /// that must not stop the run when it fails.
+    async fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static) {
         let Ok(store) = self.store.clone() else {
             return;
         };

@@ -6,7 +6,7 @@
 //! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin`, clears the
 //! caller's `CAM_*` / `FAKE_CLI_*` variables, passes `FAKE_CLI_*` on to the CLIs
 //! (`CAM_PASS_ENV`), allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`) and
-//! keeps jobs in a store under the temp dir (`CAM_STATE_DIR`);
+//! gives each server a job store of its own in the temp dir (`CAM_STATE_DIR`);
 //! change that with `env` / `env_remove`.
 #![allow(dead_code)]
 
@@ -15,6 +15,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::common::TempDir;
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::{Value, json};
@@ -52,15 +53,11 @@ pub fn test_roots() -> String {
     )
 }
 
-/// The job store the tests' servers share unless a test gives one of its own: never the
-/// real home's.
-pub fn test_state_dir() -> PathBuf {
-    std::env::temp_dir().join("cam-test-state")
-}
-
 /// How to start a server.
 pub struct Builder {
     command: Command,
+    /// The server's own job store, removed with it, unless the test names one.
+    state: Option<TempDir>,
 }
 
 impl Builder {
@@ -70,6 +67,9 @@ impl Builder {
     }
 
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Self {
+        if key == "CAM_STATE_DIR" {
+            self.state = None;
+        }
         self.command.env(key, value);
         self
     }
@@ -108,6 +108,7 @@ impl Builder {
             count,
             stderr: stderr_text,
             next_id: 1,
+            _state: self.state,
         }
     }
 }
@@ -164,6 +165,8 @@ pub struct Server {
     count: watch::Receiver<usize>,
     stderr: Arc<Mutex<String>>,
     next_id: i64,
+    /// Dropped after `child`, which is killed on drop.
+    _state: Option<TempDir>,
 }
 
 impl Server {
@@ -189,12 +192,16 @@ impl Server {
             .env("CAM_LOG", "info")
             .env("CAM_PASS_ENV", "FAKE_CLI_*")
             .env("CAM_ALLOWED_ROOTS", test_roots())
-            .env("CAM_STATE_DIR", test_state_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        Builder { command }
+        let state = TempDir::new("cam-state");
+        command.env("CAM_STATE_DIR", state.path());
+        Builder {
+            command,
+            state: Some(state),
+        }
     }
 
     /// A server with the defaults, initialized.

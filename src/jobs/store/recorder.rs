@@ -49,11 +49,7 @@ impl Recorder {
         let mut buffer = lock(&self.buffer);
         let was_empty = buffer.is_empty();
         let before = buffer.lines.len();
-        if serde_json::to_writer(&mut buffer.lines, event).is_err() {
-            // Writing into a Vec fails only on a value JSON cannot hold: drop the event.
-            buffer.lines.truncate(before);
-            return;
-        }
+        event.write_json(&mut buffer.lines);
         buffer.lines.push(b'\n');
         buffer.events += 1;
         if let AgentEvent::SessionStarted { session_id, .. } = event {
