@@ -266,34 +266,26 @@ async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(
     world.assert_nothing_left().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codex_hosting_claude_a_plain_delegation_returns_the_inner_answer_to_the_host() {
-    a_plain_delegation_returns_the_inner_answer_to_the_host(AgentKind::Codex, AgentKind::Claude)
-        .await;
+/// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.
+macro_rules! hosted {
+    ($module:ident: $host:ident hosts $inner:ident) => {
+        mod $module {
+            use super::AgentKind::{$host, $inner};
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_plain_delegation_returns_the_inner_answer_to_the_host() {
+                super::a_plain_delegation_returns_the_inner_answer_to_the_host($host, $inner).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            #[ignore = "needs the job tools"]
+            async fn a_long_delegation_is_handed_off_and_collected_with_job_wait() {
+                super::a_long_delegation_is_handed_off_and_collected_with_job_wait($host, $inner)
+                    .await;
+            }
+        }
+    };
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_hosting_codex_a_plain_delegation_returns_the_inner_answer_to_the_host() {
-    a_plain_delegation_returns_the_inner_answer_to_the_host(AgentKind::Claude, AgentKind::Codex)
-        .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the job tools"]
-async fn codex_hosting_claude_a_long_delegation_is_handed_off_and_collected_with_job_wait() {
-    a_long_delegation_is_handed_off_and_collected_with_job_wait(
-        AgentKind::Codex,
-        AgentKind::Claude,
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the job tools"]
-async fn claude_hosting_codex_a_long_delegation_is_handed_off_and_collected_with_job_wait() {
-    a_long_delegation_is_handed_off_and_collected_with_job_wait(
-        AgentKind::Claude,
-        AgentKind::Codex,
-    )
-    .await;
-}
+hosted!(codex: Codex hosts Claude);
+hosted!(claude: Claude hosts Codex);
