@@ -95,13 +95,16 @@ impl World {
             .collect()
     }
 
+    /// The host's turns: their prompt is the script (the inner CLI's is the inner prompt).
     fn host_requests(&self) -> Vec<Value> {
-        let protocol = self.host.agent.name();
         self.mock
             .requests()
             .into_iter()
             .filter(|request| {
-                request["protocol"] == protocol && request["body"]["tools"].is_array()
+                request["protocol"] == self.host.agent.name()
+                    && request["prompt"]
+                        .as_str()
+                        .is_some_and(|prompt| prompt.contains("CALL_TOOL:"))
             })
             .collect()
     }
