@@ -23,8 +23,13 @@
 //!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
 //!    the middle and the end.
 //!
+//! 8. Job store: 1000 background jobs of the stand-in (at the default cap of 8 at once),
+//!    each recorded from queued to completed with its events: jobs per second from the first
+//!    start to the last end, the store's bytes per job on disk, and `job_list` (50 newest)
+//!    latency, p50 and p95 of 50, with the 1000 jobs in the store.
+//!
 //! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, load,
-//! cancel, guardian, stream, stress).
+//! cancel, guardian, stream, stress, jobs).
 //!
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
 //! cores. No harness, only `std::time::Instant`; a few minutes on two cores. Under
@@ -49,6 +54,7 @@ struct Sizes {
     kills: usize,
     stream_events: usize,
     cycles: usize,
+    jobs: usize,
 }
 
 const BENCH: Sizes = Sizes {
@@ -58,6 +64,7 @@ const BENCH: Sizes = Sizes {
     kills: 20,
     stream_events: 200_000,
     cycles: 2000,
+    jobs: 1000,
 };
 const SMOKE: Sizes = Sizes {
     cold_starts: 2,
@@ -66,6 +73,7 @@ const SMOKE: Sizes = Sizes {
     kills: 2,
     stream_events: 2000,
     cycles: 10,
+    jobs: 10,
 };
 
 fn main() {
@@ -111,6 +119,9 @@ fn main() {
         }
         if wanted("stress") {
             report_start_cancel_stress(sizes.cycles).await;
+        }
+        if wanted("jobs") {
+            report_job_store(sizes.jobs).await;
         }
     });
 }
@@ -502,6 +513,63 @@ fn cpu_seconds(pid: i32) -> f64 {
     // SAFETY: sysconf only reads a constant of the system.
     let per_second = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) }.max(1);
     total as f64 / per_second as f64
+}
+
+async fn report_job_store(count: usize) {
+    let state = common::TempDir::new("bench-jobs");
+    let mut server = Server::builder()
+        .env("CAM_CODEX_BIN", quick_cli())
+        .env("CAM_LOG", "warn")
+        .env("CAM_STATE_DIR", state.path())
+        .spawn();
+    server.initialize().await;
+    let started = Instant::now();
+    let mut calls = Vec::with_capacity(count);
+    for n in 0..count {
+        let arguments = json!({"prompt": format!("answer=job-{n}"), "background": true});
+        calls.push(server.start_call("codex", arguments, None).await);
+    }
+    let mut ids = Vec::with_capacity(count);
+    for call in calls {
+        let result = server.result(call).await;
+        ids.push(result["structuredContent"]["job_id"].clone());
+    }
+    for batch in ids.chunks(100) {
+        loop {
+            let waited = server
+                .call("job_wait", json!({"job_ids": batch, "timeout_secs": 60}))
+                .await;
+            if waited["structuredContent"]["unfinished"] == 0 {
+                break;
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    let bytes: u64 = std::fs::read_dir(state.path())
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.ok()?.metadata().ok())
+        .map(|meta| meta.len())
+        .sum();
+    let mut latencies = Vec::with_capacity(50);
+    for _ in 0..50 {
+        let asked = Instant::now();
+        let listed = server.call("job_list", json!({"limit": 50})).await;
+        latencies.push(asked.elapsed());
+        assert!(listed["isError"] != true, "{listed}");
+    }
+    println!("\n8. job store: {count} background jobs of the stand-in, cap 8");
+    println!(
+        "   {:.0} jobs/s recorded start to end ({:.1} s), {:.0} bytes per job on disk",
+        count as f64 / elapsed.as_secs_f64(),
+        elapsed.as_secs_f64(),
+        bytes as f64 / count as f64
+    );
+    println!(
+        "   job_list (50 newest of {count}): p50 {}, p95 {}",
+        ms(percentile(&mut latencies, 50)),
+        ms(percentile(&mut latencies, 95))
+    );
 }
 
 fn percentile(samples: &mut [Duration], pct: usize) -> Duration {

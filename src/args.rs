@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::{AgentKind, EngineConfig, Permission};
 
+use crate::jobs::store::{JobId, JobStatus};
 use crate::server::SigintMode;
 
 #[derive(Parser, Debug)]
@@ -34,6 +35,8 @@ pub enum Command {
     Run(RunArgs),
     /// Check which CLIs are installed, in which versions, and what to do about the rest.
     Doctor(DoctorArgs),
+    /// The recorded jobs: list them (the default), show one, print its answer, cancel, prune.
+    Jobs(JobsArgs),
 }
 
 impl Command {
@@ -41,7 +44,7 @@ impl Command {
         match self {
             // rmcp logs every message it receives at info.
             Self::Serve(_) => "info,rmcp=warn",
-            Self::Run(_) | Self::Doctor(_) => "warn",
+            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) => "warn",
         }
     }
 }
@@ -176,6 +179,56 @@ pub struct DoctorArgs {
     pub json: bool,
 }
 
+/// `jobs`: the job store, from a shell (`CAM_STATE_DIR` says where it is).
+#[derive(Args, Debug)]
+pub struct JobsArgs {
+    #[command(subcommand)]
+    pub action: Option<JobsAction>,
+    #[command(flatten)]
+    pub list: JobsListArgs,
+    /// Print JSON instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum JobsAction {
+    /// One job: its state, last progress line and transcript size.
+    Show { id: JobId },
+    /// A job's whole answer, exactly, to stdout.
+    Result {
+        id: JobId,
+        /// Print the job's events as JSON lines instead.
+        #[arg(long)]
+        transcript: bool,
+    },
+    /// Ask the server running a job to cancel it, and wait up to 10 s to see it end.
+    Cancel { id: JobId },
+    /// Delete finished jobs older than this many days, with their events.
+    Prune {
+        /// Default: CAM_JOB_RETENTION_DAYS, else 7.
+        #[arg(long, value_name = "DAYS")]
+        older_than_days: Option<u64>,
+    },
+}
+
+/// Which jobs `jobs` lists, newest first.
+#[derive(Args, Debug)]
+pub struct JobsListArgs {
+    /// queued, running, completed, failed, cancelled, timed_out or interrupted.
+    #[arg(long)]
+    pub status: Option<JobStatus>,
+    /// codex, claude, gemini or opencode.
+    #[arg(long)]
+    pub agent: Option<AgentKind>,
+    /// Only jobs that ran in this directory.
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// How many to list.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+}
+
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
@@ -227,4 +280,23 @@ pub struct ServeArgs {
         value_name = "SECS"
     )]
     pub progress_heartbeat_secs: u64,
+    /// The most runs at once; more wait in a queue, first come first served. Each agent may
+    /// have a lower cap of its own: CAM_CODEX_MAX_RUNS, CAM_CLAUDE_MAX_RUNS, and so on.
+    #[arg(long, env = "CAM_MAX_RUNS", default_value_t = 8, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs: u64,
+    /// A blocking call still running after this many seconds answers with its job id, and
+    /// the run carries on (0: never). A call's `handoff_after_secs` overrides it.
+    #[arg(
+        long,
+        env = "CAM_HANDOFF_SECS",
+        default_value_t = 45,
+        value_name = "SECS"
+    )]
+    pub handoff_secs: u64,
+    /// The most characters of an answer a tool result carries (its head and tail);
+    /// `job_result` pages through the rest.
+    #[arg(long, env = "CAM_MAX_RESULT_CHARS", default_value_t = 20000, value_name = "CHARS",
+          value_parser = clap::value_parser!(u64).range(200..))]
+    pub max_result_chars: u64,
 }

@@ -2,6 +2,8 @@
 
 mod args;
 mod doctor;
+mod jobs;
+mod jobs_command;
 mod logging;
 mod run_command;
 mod server;
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
             Command::Serve(args) => server::serve(args, config).await,
             Command::Run(args) => run_command::run(args, config).await,
             Command::Doctor(args) => doctor::run(config, args.json).await,
+            Command::Jobs(args) => jobs_command::run(args),
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.

@@ -5,11 +5,14 @@ use std::io::{IsTerminal, Read, Write};
 
 use cli_agent_engine::process::become_subreaper;
 use cli_agent_engine::redact::redact;
-use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, Outcome, RunRequest, Status};
+use cli_agent_engine::{
+    AgentEvent, AgentKind, Engine, EngineConfig, Outcome, Prepared, RunRequest, Status,
+};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::RunArgs;
+use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Recorder, Store};
 
 /// Exit codes of `run`.
 const EXIT_FAILED: u8 = 1;
@@ -40,8 +43,19 @@ pub async fn run(args: RunArgs, config: EngineConfig) -> u8 {
 
     let mut status = StatusLine::new(request.agent);
     let engine = Engine::new(config);
+    let prepared = match engine.prepare(request) {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_USAGE;
+        }
+    };
+    let job = Recording::start(&prepared);
     let result = engine
-        .run(request, cancel, &mut |event| status.show(event))
+        .run_prepared(prepared, cancel, &mut |event| {
+            status.show(event);
+            job.event(event);
+        })
         .await;
     status.finish();
 
@@ -52,7 +66,11 @@ pub async fn run(args: RunArgs, config: EngineConfig) -> u8 {
             return EXIT_USAGE;
         }
     };
+    job.finish(&outcome);
     print_outcome(&outcome, args.json);
+    if let (false, Some(id)) = (args.json, job.id()) {
+        eprintln!("job: {id} (cli-agent-mcp jobs show {id})");
+    }
     // The engine returns only once the whole tree is gone, so a signal exit comes last.
     if let Some(code) = interrupted.borrow().as_ref() {
         return *code;
@@ -137,6 +155,62 @@ fn print_outcome(outcome: &Outcome, json: bool) {
     }
     if let (false, Some(session_id)) = (json, &outcome.session_id) {
         eprintln!("session: {session_id}");
+    }
+}
+
+/// The run's record in the job store; without a usable store, nothing (and one warning).
+struct Recording {
+    store: Option<(Store, JobId, Recorder)>,
+}
+
+impl Recording {
+    fn start(prepared: &Prepared) -> Self {
+        let request = prepared.request();
+        let id = JobId::random();
+        let new = NewJob {
+            id: &id,
+            agent: request.agent,
+            origin: Origin::Command,
+            workspace: &request.workspace,
+            permission: request.permission,
+            model: request.model.as_deref(),
+            session_id: request.session_id.as_deref(),
+            prompt: &request.prompt,
+            status: JobStatus::Running,
+        };
+        let opened = Store::open_default().and_then(|store| store.insert(&new).map(|()| store));
+        match opened {
+            Ok(store) => {
+                let recorder = store.recorder(&id);
+                Self {
+                    store: Some((store, id, recorder)),
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the run is not recorded as a job");
+                Self { store: None }
+            }
+        }
+    }
+
+    fn id(&self) -> Option<&JobId> {
+        self.store.as_ref().map(|(_, id, _)| id)
+    }
+
+    fn event(&self, event: &AgentEvent) {
+        if let Some((_, _, recorder)) = &self.store {
+            recorder.event(event);
+        }
+    }
+
+    fn finish(&self, outcome: &Outcome) {
+        let Some((store, id, recorder)) = &self.store else {
+            return;
+        };
+        recorder.flush();
+        if let Err(error) = store.finish(id, JobStatus::of(outcome.status), outcome) {
+            tracing::warn!(%error, "could not record the run's end");
+        }
     }
 }
 

@@ -47,7 +47,11 @@ fn answer(result: &Value) -> Result<&str, String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_hundred_concurrent_calls_each_get_their_exact_answer_and_leave_nothing() {
-    let mut server = Server::builder().env("CAM_CODEX_BIN", quick_cli()).spawn();
+    // Every call runs at once: the point is the engine under load, not the queue.
+    let mut server = Server::builder()
+        .env("CAM_CODEX_BIN", quick_cli())
+        .env("CAM_MAX_RUNS", CONCURRENT.to_string())
+        .spawn();
     server.initialize().await;
     let mut expected = HashMap::with_capacity(CONCURRENT);
     for n in 0..CONCURRENT {

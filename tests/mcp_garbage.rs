@@ -262,7 +262,7 @@ async fn messages_before_initialize_do_not_end_the_session() {
     );
     let init = server.initialize().await;
     assert_eq!(init["serverInfo"]["name"], "cli-agent-mcp");
-    assert_eq!(server.tool_names().await.len(), 4);
+    assert_eq!(server.tool_names().await.len(), 8);
     assert!(
         server
             .stderr()

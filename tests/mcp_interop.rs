@@ -1,6 +1,7 @@
 //! Interop with a real MCP client: the official Python SDK (`mcp==2.3.0`, in `.venv`) runs
 //! tests/interop/client.py against the built server, over the `initialize` handshake and over
-//! the 2026-07-28 lifecycle it negotiates in `auto` mode.
+//! the 2026-07-28 lifecycle it negotiates in `auto` mode: a call with progress, a cancel by
+//! timeout, and a background job waited for and paged back.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -28,7 +29,7 @@ fn venv_python() -> Option<PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_lists_calls_gets_progress_and_cancels_by_timeout() {
+async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_background_job() {
     let Some(python) = venv_python() else {
         let message = format!("the Python MCP SDK is not installed: run `{SETUP}`");
         assert!(

@@ -136,7 +136,8 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
         (&cursor, vec!["codex", "claude", "gemini", "opencode"]),
         (&codex, vec!["claude", "gemini", "opencode"]),
     ];
-    for (launch, expected) in cases {
+    for (launch, agents) in cases {
+        let expected = [agents, mcp::JOB_TOOLS.to_vec()].concat();
         assert_eq!(launch.listed_tools().await, expected, "{launch:?}");
     }
 }

@@ -246,6 +246,7 @@ fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
         .env(agent.bin_env_var(), &sandbox.wrapper)
         .env("IS_SANDBOX", "1")
+        .env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"))
         .args(["run", agent.name(), prompt, "--json", "--workspace"])
         .arg(&sandbox.workspace)
         .arg(format!("--timeout-secs={}", real::RUN_DEADLINE.as_secs()))

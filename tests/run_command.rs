@@ -87,6 +87,8 @@ fn cam() -> Command {
             cmd.env_remove(&*key);
         }
     }
+    // Runs are recorded as jobs: in the temp dir, never the real home.
+    cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"));
     cmd.stdin(Stdio::null());
     cmd
 }

@@ -22,6 +22,22 @@ pub struct Engine {
     sessions: Mutex<HashMap<(AgentKind, String), SessionRecord>>,
 }
 
+/// A checked request with its command line, ready to start: see [`Engine::prepare`].
+#[derive(Debug)]
+pub struct Prepared {
+    request: RunRequest,
+    program: PathBuf,
+    command: command::CommandLine,
+    earlier: Option<SessionRecord>,
+}
+
+impl Prepared {
+    /// The request, its workspace resolved.
+    pub fn request(&self) -> &RunRequest {
+        &self.request
+    }
+}
+
 #[derive(Clone, Debug)]
 struct SessionRecord {
     workspace: PathBuf,
@@ -41,14 +57,20 @@ impl Engine {
         &self.config
     }
 
-    /// Run `request` to its end. `cancel` stops it (the whole tree is torn down before this
-    /// returns); `observer` sees every event as it is parsed.
+    /// Run `request` to its end: [`Engine::prepare`], then [`Engine::run_prepared`].
     pub async fn run(
         &self,
-        mut request: RunRequest,
+        request: RunRequest,
         cancel: CancellationToken,
         observer: Observer<'_>,
     ) -> Result<Outcome, SetupError> {
+        let prepared = self.prepare(request)?;
+        self.run_prepared(prepared, cancel, observer).await
+    }
+
+    /// Check a request and build its command line without starting anything, so a caller can
+    /// refuse a bad request at once and start (or queue) a good one.
+    pub fn prepare(&self, mut request: RunRequest) -> Result<Prepared, SetupError> {
         if request.prompt.trim().is_empty() {
             return Err(SetupError::EmptyPrompt);
         }
@@ -59,6 +81,28 @@ impl Engine {
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
         let command = command::build(&request, &program, &self.config.pass_env)?;
+        Ok(Prepared {
+            request,
+            program,
+            command,
+            earlier,
+        })
+    }
+
+    /// Start a prepared run and supervise it to its end. `cancel` stops it (the whole tree is
+    /// torn down before this returns); `observer` sees every event as it is parsed.
+    pub async fn run_prepared(
+        &self,
+        prepared: Prepared,
+        cancel: CancellationToken,
+        observer: Observer<'_>,
+    ) -> Result<Outcome, SetupError> {
+        let Prepared {
+            mut request,
+            program,
+            command,
+            earlier,
+        } = prepared;
         let marker = RunMarker::new();
         let spawned = process::spawn(&command, &request.workspace, &marker).map_err(|source| {
             SetupError::Spawn {

@@ -18,7 +18,7 @@ mod supervise;
 mod transcript;
 
 pub use config::EngineConfig;
-pub use engine::Engine;
+pub use engine::{Engine, Prepared};
 pub use error::SetupError;
 pub use event::{AgentEvent, NoticeLevel};
 pub use locate::find_cli;

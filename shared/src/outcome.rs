@@ -65,6 +65,25 @@ pub struct Usage {
 }
 
 impl Outcome {
+    /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
+    pub fn not_run(agent: AgentKind, status: Status, error: ErrorInfo) -> Self {
+        Self {
+            agent,
+            status,
+            answer: String::new(),
+            session_id: None,
+            reasoning: None,
+            tools: ToolSummary::default(),
+            usage: None,
+            exit_code: None,
+            exit_signal: None,
+            duration_ms: 0,
+            stderr_tail: String::new(),
+            warnings: Vec::new(),
+            error: Some(error),
+        }
+    }
+
     /// Mask API keys and tokens in what reports on the run (the answer and reasoning are the
     /// agent's work and stay as they are): see [`crate::redact`].
     pub fn redact_secrets(&mut self) {

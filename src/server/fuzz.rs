@@ -1,5 +1,5 @@
 //! The server's input under generated garbage, below the transport: a tool call's arguments
-//! ([`run_request`], within a [`Policy`]) and a line of the MCP channel ([`inbound::classify`]). Neither
+//! ([`call_request`], within a [`Policy`]) and a line of the MCP channel ([`inbound::classify`]). Neither
 //! panics; a bad argument is an [`ArgsError`](super::tools::ArgsError) with a message, and
 //! every request gets an answer that carries its id. Lines are seeded from the hand-picked
 //! `tests/fixtures/fuzz/mcp.jsonl`; failures are saved next to it and replayed.
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::inbound::{Inbound, classify};
 use super::policy::Policy;
-use super::tools::{ToolArgs, run_request};
+use super::tools::{ToolArgs, call_request};
 
 /// Every argument a tool takes, from the schema clients see.
 fn fields() -> Vec<String> {
@@ -162,7 +162,7 @@ proptest! {
         agent in agent(),
         arguments in proptest::option::of(any_arguments()),
     ) {
-        if let Err(error) = run_request(agent, arguments, &policy()) {
+        if let Err(error) = call_request(agent, arguments, &policy()) {
             prop_assert!(error.to_string().len() > 20, "{error}");
         }
     }
@@ -171,8 +171,9 @@ proptest! {
     fn valid_arguments_reach_the_request_as_given(
         (agent, arguments) in agent().prop_flat_map(|agent| (Just(agent), valid_arguments(agent)))
     ) {
-        let request = run_request(agent, Some(arguments.clone()), &policy())
-            .map_err(|error| TestCaseError::fail(format!("{error}: {arguments:?}")))?;
+        let request = call_request(agent, Some(arguments.clone()), &policy())
+            .map_err(|error| TestCaseError::fail(format!("{error}: {arguments:?}")))?
+            .run;
         prop_assert_eq!(Value::String(request.prompt), arguments["prompt"].clone());
         let permission = arguments.get("permission").and_then(Value::as_str).unwrap_or("read-only");
         let expected: Permission = serde_json::from_value(json!(permission)).expect("permission");

@@ -1,49 +1,60 @@
-//! The MCP handler: lists the tools and runs one call from arguments to result.
+//! The MCP handler: lists the tools and answers each call.
 //!
-//! Each run is a task of its own on the server's tracker, so a panic inside it becomes that
-//! call's error, and the shutdown can wait for every teardown at once. rmcp never aborts a
-//! handler: on `notifications/cancelled` it fires `ctx.ct` and drops the response, so the
-//! handler cancels the run itself and waits for its teardown.
+//! An agent call becomes a job (see [`crate::jobs`]) and waits for it; if the job is still
+//! running at the hand-off time, the call answers with the job's id and the job carries on.
+//! Until then the call owns the run: rmcp never aborts a handler, but on
+//! `notifications/cancelled` it fires `ctx.ct` and drops the response, so the handler stops
+//! the job itself and waits for its teardown.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use cli_agent_engine::{AgentEvent, AgentKind, Engine, Outcome, RunRequest, SetupError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
-use super::calls::{ActiveCalls, Shutdown};
+use super::calls::Shutdown;
+use super::job_tools::{self, JobTool, JobToolContext};
 use super::policy::Policy;
-use super::progress::{ProgressFeed, ProgressReporter};
-use super::result;
-use super::tools::{self, Catalogue};
+use super::progress::ProgressReporter;
+use super::result::{self, JobReport};
+use super::tasks;
+use super::tools::{self, CallRequest, Catalogue};
+use crate::jobs::store::Origin;
+use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
-const INSTRUCTIONS: &str = "Each tool runs one coding-agent CLI headless and returns its \
+const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
     answer. Calls are independent and may run at the same time; pass `session_id` from an \
-    earlier result to continue that conversation. Cancelling a call stops the agent and every \
-    process it started.";
+    earlier result to continue that conversation. A call still running after the hand-off time \
+    answers with a job_id: collect the answer with job_wait. For parallel work, start calls \
+    with background: true and collect them with one job_wait. Cancelling a call stops the agent \
+    and every process it started, until it has been handed off; after that, job_cancel does.";
 
 pub struct AgentServer {
-    pub engine: Arc<Engine>,
+    pub jobs: Arc<Jobs>,
     pub catalogue: Catalogue,
-    pub calls: ActiveCalls,
     pub shutdown: Shutdown,
-    pub runs: TaskTracker,
     pub heartbeat: Option<Duration>,
     /// The directories calls may use and the most they may ask for.
     pub policy: Policy,
+    /// A blocking call still running after this hands off (0: never), unless it says otherwise.
+    pub handoff_after: Duration,
+    /// The most characters of an answer a result carries.
+    pub result_budget: usize,
 }
 
 impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
@@ -56,8 +67,10 @@ impl ServerHandler for AgentServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = self.catalogue.tools();
+        tools.extend(JobTool::ALL.map(JobTool::tool));
         Ok(ListToolsResult {
-            tools: self.catalogue.tools(),
+            tools,
             ..ListToolsResult::default()
         })
     }
@@ -67,119 +80,161 @@ impl ServerHandler for AgentServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(tool) = JobTool::named(&request.name) {
+            let job_context = JobToolContext {
+                jobs: &self.jobs,
+                budget: self.result_budget,
+                cancelled: &context.ct,
+                progress: JobProgress::default(),
+            };
+            let reporter = self.progress(&context, tool.name(), &job_context.progress, &context.ct);
+            let result = job_tools::call(tool, request.arguments, job_context).await;
+            if let Some(reporter) = reporter {
+                reporter.finish().await;
+            }
+            return Ok(result.into());
+        }
         let Some(agent) = self.catalogue.agent(&request.name) else {
             let message = format!(
-                "unknown tool `{}`: this server offers {}",
+                "unknown tool `{}`: this server offers {}, job_wait, job_result, job_cancel, job_list",
                 request.name,
                 self.catalogue.names()
             );
             return Err(ErrorData::invalid_params(message, None));
         };
-        let result = match tools::run_request(agent, request.arguments, &self.policy) {
-            Ok(run) => self.call(run, context).await,
-            Err(error) => result::bad_arguments(&error),
+        let call = match tools::call_request(agent, request.arguments, &self.policy) {
+            Ok(call) => call,
+            Err(error) => return Ok(result::bad_arguments(&error).into()),
         };
-        Ok(result.into())
+        let wants_task = context
+            .client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks());
+        if wants_task {
+            return Ok(self.start_task(call).await);
+        }
+        Ok(self.call(call, context).await.into())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let task = tasks::get(&self.jobs, &request.task_id, self.result_budget).await?;
+        Ok(GetTaskResult::new(task))
+    }
+
+    async fn update_task(
+        &self,
+        _request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        // No job asks its caller for input: an update has nothing to answer.
+        Ok(())
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        tasks::cancel(&self.jobs, &request.task_id).await
     }
 }
 
 impl AgentServer {
-    async fn call(
-        &self,
-        request: RunRequest,
-        context: RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        let agent = request.agent;
-        if self.shutdown.is_triggered() {
-            return result::shutting_down(agent);
-        }
-        let cancel = self.shutdown.run_token();
-        // Should this handler ever be dropped unfinished, its run must not live on.
-        let _cancel_on_drop = cancel.clone().drop_guard();
-        let call = self.calls.register(cancel.clone());
-        let (feed, reporter) = self.progress(&context, agent, &cancel).unzip();
-        let mut task = self
-            .runs
-            .spawn(run_one(self.engine.clone(), request, cancel.clone(), feed));
-        let joined = tokio::select! {
-            joined = &mut task => joined,
-            () = context.ct.cancelled() => {
-                tracing::info!(%agent, id = %context.id, "the client cancelled the call");
-                cancel.cancel();
-                task.await
-            }
-        };
-        if let Some(reporter) = reporter {
-            reporter.finish().await;
-        }
-        match joined {
-            Ok(Ok(outcome)) => result::from_outcome(outcome, call.server_stop()),
-            Ok(Err(error)) => result::setup_failed(agent, &error),
-            Err(error) => {
-                let panic = panic_message(error);
-                tracing::error!(%agent, %panic, "a run panicked");
-                result::internal_error(agent, &panic)
-            }
+    /// Start the call as a job and answer with it as a task (the client declared the
+    /// extension); a call that can't start answers as a plain tool result.
+    async fn start_task(&self, call: CallRequest) -> CallToolResponse {
+        match self.start_job(call, Origin::Background).await {
+            Ok(job) => CallToolResponse::Task(CreateTaskResult::new(tasks::created(&job))),
+            Err(refused) => refused.into(),
         }
     }
 
-    /// Progress reports for a call that asked for them, stopped by the run's cancellation.
+    /// Prepare and start a call's job; a refusal is the call's result.
+    async fn start_job(
+        &self,
+        call: CallRequest,
+        origin: Origin,
+    ) -> Result<Arc<Job>, CallToolResult> {
+        let agent = call.run.agent;
+        if self.shutdown.is_triggered() {
+            return Err(result::shutting_down(agent));
+        }
+        let prepared = self
+            .jobs
+            .engine()
+            .prepare(call.run)
+            .map_err(|error| result::setup_failed(agent, &error))?;
+        let options = JobOptions {
+            save_to: call.save_to,
+        };
+        Ok(self.jobs.start(prepared, origin, options).await)
+    }
+
+    async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
+        let agent = call.run.agent;
+        let (background, handoff_after_secs) = (call.background, call.handoff_after_secs);
+        let origin = if background {
+            Origin::Background
+        } else {
+            Origin::Call
+        };
+        let job = match self.start_job(call, origin).await {
+            Ok(job) => job,
+            Err(refused) => return refused,
+        };
+        if background {
+            return JobReport::of_job(&job, self.result_budget).into_result();
+        }
+        let handoff = handoff_after_secs.map_or(self.handoff_after, Duration::from_secs);
+        // Until the hand-off, the call owns the run: if this handler is dropped, it stops.
+        let owned = job.cancel_token().clone().drop_guard();
+        let reporter = self.progress(&context, agent.name(), &job.progress, job.cancel_token());
+        let handed_off = tokio::select! {
+            _ = job.finished() => false,
+            () = sleep_or_never(handoff) => true,
+            () = context.ct.cancelled() => {
+                tracing::info!(%agent, id = %context.id, "the client cancelled the call");
+                job.stop(StopReason::CallCancelled);
+                job.finished().await;
+                false
+            }
+        };
+        if handed_off {
+            owned.disarm();
+            tracing::info!(%agent, job = %job.id, "handed off: the run carries on as a job");
+        }
+        if let Some(reporter) = reporter {
+            reporter.finish().await;
+        }
+        JobReport::of_job(&job, self.result_budget).into_result()
+    }
+
+    /// Progress reports for a call that asked for them, until `stop` fires or the call ends.
     fn progress(
         &self,
         context: &RequestContext<RoleServer>,
-        agent: AgentKind,
-        cancel: &CancellationToken,
-    ) -> Option<(ProgressFeed, ProgressReporter)> {
+        label: &str,
+        progress: &JobProgress,
+        stop: &CancellationToken,
+    ) -> Option<ProgressReporter> {
         let token = context.meta.get_progress_token()?;
-        let peer = context.peer.clone();
-        let stop = cancel.child_token();
         Some(ProgressReporter::start(
-            peer,
+            context.peer.clone(),
             token,
-            agent,
+            label.to_owned(),
+            progress.clone(),
             self.heartbeat,
-            stop,
+            stop.child_token(),
         ))
     }
 }
 
-async fn run_one(
-    engine: Arc<Engine>,
-    request: RunRequest,
-    cancel: CancellationToken,
-    feed: Option<ProgressFeed>,
-) -> Result<Outcome, SetupError> {
-    debug_panic(&request.prompt);
-    let mut observe = |event: &AgentEvent| {
-        if let Some(feed) = &feed {
-            feed.observe(event);
-        }
-    };
-    engine.run(request, cancel, &mut observe).await
-}
-
-/// Debug builds only: a prompt containing the value of `CAM_DEBUG_PANIC` panics inside its
-/// run, so the end-to-end tests can prove that a panic stays inside its call.
-#[cfg(debug_assertions)]
-fn debug_panic(prompt: &str) {
-    if let Ok(marker) = std::env::var("CAM_DEBUG_PANIC")
-        && !marker.is_empty()
-        && prompt.contains(&marker)
-    {
-        panic!("CAM_DEBUG_PANIC asked for a panic");
+async fn sleep_or_never(after: Duration) {
+    if after.is_zero() {
+        std::future::pending::<()>().await;
     }
-}
-
-#[cfg(not(debug_assertions))]
-fn debug_panic(_prompt: &str) {}
-
-fn panic_message(error: JoinError) -> String {
-    match error.try_into_panic() {
-        Ok(panic) => panic
-            .downcast_ref::<&str>()
-            .map(|s| (*s).to_owned())
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "a panic without a message".to_owned()),
-        Err(error) => error.to_string(),
-    }
+    tokio::time::sleep(after).await;
 }

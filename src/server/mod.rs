@@ -11,16 +11,19 @@
 //! 1.2 s, SIGKILLs whatever is left, gives the answers until the grace plus 1.8 s to reach a
 //! client still reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
 
+mod budget;
 mod calls;
 #[cfg(test)]
 mod fuzz;
 mod handler;
 mod inbound;
+mod job_tools;
 mod policy;
 mod progress;
 mod result;
 mod signals;
 mod stdin;
+mod tasks;
 mod tools;
 mod transport;
 
@@ -37,13 +40,15 @@ use tokio_util::task::TaskTracker;
 
 pub use self::signals::SigintMode;
 
-use self::calls::{ActiveCalls, Shutdown, ShutdownCause};
+use self::calls::{Shutdown, ShutdownCause};
 use self::handler::AgentServer;
 use self::policy::Policy;
 use self::stdin::EofWatch;
 use self::tools::Catalogue;
 use self::transport::Channel;
 use crate::args::ServeArgs;
+use crate::jobs::store::Store;
+use crate::jobs::{Caps, Jobs, Scheduler};
 
 const EXIT_OK: u8 = 0;
 const EXIT_SESSION_FAILED: u8 = 1;
@@ -77,17 +82,32 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             return EXIT_USAGE;
         }
     };
+    let caps = match caps(args.max_runs) {
+        Ok(caps) => caps,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return EXIT_USAGE;
+        }
+    };
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
-    let calls = ActiveCalls::default();
-    let shutdown = Shutdown::new(calls.clone());
-    if let Err(error) = signals::watch(args.sigint, calls.clone(), shutdown.clone()) {
+    let grace = config.grace;
+    let runs = TaskTracker::new();
+    let stopping = CancellationToken::new();
+    let jobs = Jobs::new(
+        Arc::new(Engine::new(config)),
+        open_store().await,
+        Scheduler::new(caps),
+        runs.clone(),
+        stopping.clone(),
+    );
+    let shutdown = Shutdown::new(stopping, jobs.clone());
+    if let Err(error) = signals::watch(args.sigint, jobs.clone(), shutdown.clone()) {
         eprintln!("error: cannot install signal handlers: {error}");
         return EXIT_USAGE;
     }
-    let grace = config.grace;
-    let runs = TaskTracker::new();
+    tokio::spawn(jobs.clone().poll_cancel_requests());
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         tools = %catalogue.names(),
@@ -96,14 +116,14 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
         "serving MCP on stdio"
     );
     let server = AgentServer {
-        engine: Arc::new(Engine::new(config)),
+        jobs,
         catalogue,
-        calls,
         shutdown: shutdown.clone(),
-        runs: runs.clone(),
         heartbeat: (args.progress_heartbeat_secs > 0)
             .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
         policy,
+        handoff_after: Duration::from_secs(args.handoff_secs),
+        result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
     };
     let session = CancellationToken::new();
     let mut serving = tokio::spawn(run_session(server, shutdown.clone(), session.clone()));
@@ -124,6 +144,63 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             EXIT_OK
         }
         Some(ended) => session_exit_code(ended),
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{var}={value:?} is not a number of runs: set it to 1 or more, or unset it")]
+struct BadCap {
+    var: String,
+    value: String,
+}
+
+/// `CAM_MAX_RUNS` overall, and `CAM_<AGENT>_MAX_RUNS` for each agent that has one.
+fn caps(total: u64) -> Result<Caps, BadCap> {
+    let mut per_agent = std::collections::HashMap::new();
+    for agent in cli_agent_engine::AgentKind::ALL {
+        let var = format!("CAM_{}_MAX_RUNS", agent.name().to_ascii_uppercase());
+        let Ok(value) = std::env::var(&var) else {
+            continue;
+        };
+        match value.trim().parse::<usize>() {
+            Ok(cap) if cap > 0 => {
+                per_agent.insert(agent, cap);
+            }
+            _ => return Err(BadCap { var, value }),
+        }
+    }
+    Ok(Caps {
+        total: usize::try_from(total).unwrap_or(usize::MAX),
+        per_agent,
+    })
+}
+
+/// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
+/// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
+async fn open_store() -> Result<Store, String> {
+    let opened = tokio::task::spawn_blocking(|| {
+        let store = Store::open_default()?;
+        let interrupted = store.interrupt_orphans()?;
+        if !interrupted.is_empty() {
+            tracing::info!(
+                jobs = interrupted.len(),
+                "marked the jobs of servers that are gone as interrupted"
+            );
+        }
+        let pruned = store.prune(crate::jobs::store::dir::retention()?)?;
+        Ok::<_, crate::jobs::store::StoreError>((store, pruned))
+    })
+    .await;
+    match opened {
+        Ok(Ok((store, pruned))) => {
+            tracing::debug!(path = %store.path().display(), pruned, "job store ready");
+            Ok(store)
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "the job store is unusable: calls still run, but jobs are not recorded and the job tools answer with this error");
+            Err(error.to_string())
+        }
+        Err(error) => Err(error.to_string()),
     }
 }
 

@@ -44,6 +44,21 @@ pub enum Refusal {
         roots: String,
         setting: &'static str,
     },
+    #[error(
+        "{argument} {shown} is outside the call's workspace {}: pass a file inside it (a \
+         relative path is taken from the workspace)",
+        .workspace.display()
+    )]
+    OutsideWorkspace {
+        argument: &'static str,
+        shown: String,
+        workspace: PathBuf,
+    },
+    #[error("{argument} {} is a directory: pass a file to append the answer to", .path.display())]
+    NotAFile {
+        argument: &'static str,
+        path: PathBuf,
+    },
     #[error("{argument} {} cannot be resolved: {source}. Pass an existing path", .path.display())]
     Unresolvable {
         argument: &'static str,
@@ -150,6 +165,48 @@ impl Policy {
             roots: self.describe_roots(),
             setting: self.setting,
         })
+    }
+
+    /// A file argument: relative paths start at `workspace` (already resolved), and the file
+    /// must lie inside it once symlinks are resolved; it need not exist yet.
+    pub fn resolve_inside_workspace(
+        argument: &'static str,
+        path: &Path,
+        workspace: &Path,
+    ) -> Result<PathBuf, Refusal> {
+        let joined = workspace.join(path);
+        if joined.is_symlink() && !joined.exists() {
+            // A dangling link: creating the file would follow it wherever it points.
+            return Err(Refusal::OutsideWorkspace {
+                argument,
+                shown: format!("{} (a symlink to nothing)", path.display()),
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        let resolved = resolve(&joined).map_err(|source| Refusal::Unresolvable {
+            argument,
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if !resolved.starts_with(workspace) || resolved == workspace {
+            let shown = if resolved == joined {
+                path.display().to_string()
+            } else {
+                format!("{} (resolved: {})", path.display(), resolved.display())
+            };
+            return Err(Refusal::OutsideWorkspace {
+                argument,
+                shown,
+                workspace: workspace.to_path_buf(),
+            });
+        }
+        if resolved.is_dir() {
+            return Err(Refusal::NotAFile {
+                argument,
+                path: resolved,
+            });
+        }
+        Ok(resolved)
     }
 
     pub fn check_permission(&self, asked: Permission) -> Result<(), Refusal> {
@@ -284,6 +341,32 @@ mod tests {
             "{error}"
         );
         assert!(error.contains("CAM_ALLOWED_ROOTS"), "{error}");
+    }
+
+    #[test]
+    fn a_file_argument_must_stay_inside_the_workspace() {
+        let dirs = Dirs::new("file");
+        let workspace = dirs.base.join("root/inside");
+        let inside =
+            |path: &str| Policy::resolve_inside_workspace("save_to", Path::new(path), &workspace);
+        assert_eq!(
+            inside("notes/answer.md").unwrap(),
+            workspace.join("notes/answer.md")
+        );
+        assert_eq!(
+            inside(&workspace.join("a.md").display().to_string()).unwrap(),
+            workspace.join("a.md")
+        );
+        symlink(
+            dirs.base.join("outside/nothing-yet"),
+            workspace.join("dangling"),
+        )
+        .unwrap();
+        symlink(dirs.base.join("outside"), workspace.join("out")).unwrap();
+        for escape in ["../a.md", "/etc/passwd", "dangling", "out/a.md", "."] {
+            let error = inside(escape).expect_err(escape).to_string();
+            assert!(error.contains("save_to"), "{error}");
+        }
     }
 
     #[test]

@@ -1,48 +1,275 @@
-//! What a call answers. The text is for the calling model: the answer first, or the error
-//! with its hint, then one line with the session id to continue with. `structuredContent` is
-//! the whole outcome, as the tools' `outputSchema` declares.
+//! What a call answers. Hosts hand their model the `structuredContent` JSON (the real Claude
+//! Code and Codex both do), so it is lean: status, answer, session and job ids, error and hint,
+//! usage; the answer keeps its head and tail within the budget and names the `job_result` call
+//! that returns the rest, and reasoning, tools and stderr are cut hard. The text content says
+//! the same for clients that read text: the error with its hint, the answer, one summary line.
 
 use cli_agent_engine::redact::redact;
-use cli_agent_engine::{AgentKind, ErrorKind, Outcome, SetupError, Status};
+use cli_agent_engine::{AgentKind, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
 use rmcp::model::{CallToolResult, ContentBlock};
+use schemars::JsonSchema;
+use serde::Serialize;
 
-use super::calls::ServerStop;
+use super::budget::{head_and_tail, tail};
 use super::tools::ArgsError;
+use crate::jobs::store::{JobId, JobStatus};
+use crate::jobs::{Finished, Job, JobState};
 
-/// How many of stderr's last lines a crash report quotes.
-const STDERR_LINES: usize = 20;
+/// How many characters of reasoning and of the stderr tail a result carries.
+const SIDE_TEXT_CHARS: usize = 2000;
+/// How many of the latest tool calls a result lists.
+const RECENT_TOOLS: usize = 5;
+/// How many warnings a result carries.
+const WARNINGS: usize = 5;
 
-/// The result of a run that started.
-pub fn from_outcome(mut outcome: Outcome, server_stop: Option<ServerStop>) -> CallToolResult {
-    if let (Status::Cancelled, Some(stop), Some(error)) =
-        (outcome.status, server_stop, outcome.error.as_mut())
-    {
-        error.message = format!("the {} run was {}", outcome.agent, stop.describe());
-        error.hint = Some(match stop {
-            ServerStop::Sigint => "call again to retry".to_owned(),
-            ServerStop::Shutdown(_) => "call again once the server is back".to_owned(),
-        });
+/// One job as a result reports it: finished, or still queued or running.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct JobReport {
+    pub job_id: JobId,
+    pub agent: AgentKind,
+    pub status: JobStatus,
+    /// The final answer, its middle left out when it is over the budget.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// The whole answer's length in characters: `job_result` pages through it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer_chars: Option<u64>,
+    /// Pass it back as `session_id` to continue the conversation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// What an unfinished job is doing now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub elapsed_secs: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    /// The call to make next, for an unfinished job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsBrief>,
+    /// The end of the agent's reasoning, where the CLI reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// The end of the CLI's stderr, for a run that failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stderr_tail: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ToolsBrief {
+    pub calls: u32,
+    pub failed: u32,
+    /// The latest commands the agent ran, oldest first.
+    pub recent: Vec<String>,
+}
+
+impl JobReport {
+    fn new(id: &JobId, agent: AgentKind, status: JobStatus) -> Self {
+        Self {
+            job_id: id.clone(),
+            agent,
+            status,
+            answer: None,
+            answer_chars: None,
+            session_id: None,
+            error: None,
+            usage: None,
+            progress: None,
+            elapsed_secs: None,
+            duration_ms: None,
+            next: None,
+            tools: None,
+            reasoning: None,
+            stderr_tail: None,
+            warnings: Vec::new(),
+        }
     }
-    let mut content = Vec::with_capacity(3);
-    if let Some(error) = error_text(&outcome) {
-        content.push(ContentBlock::text(error));
+
+    /// A finished job; its answer within `budget` characters.
+    pub fn finished(id: &JobId, finished: &Finished, budget: usize) -> Self {
+        let outcome = &finished.outcome;
+        let answer = budgeted_answer(id, &outcome.answer, budget);
+        let failed = finished.status != JobStatus::Completed;
+        Self {
+            answer: (!outcome.answer.is_empty()).then(|| answer.into_owned()),
+            answer_chars: (!outcome.answer.is_empty())
+                .then(|| outcome.answer.chars().count() as u64),
+            session_id: outcome.session_id.clone(),
+            error: outcome.error.clone(),
+            usage: outcome.usage,
+            duration_ms: Some(outcome.duration_ms),
+            tools: (outcome.tools.calls > 0).then(|| tools_brief(outcome)),
+            reasoning: outcome
+                .reasoning
+                .as_deref()
+                .map(|text| tail(text, SIDE_TEXT_CHARS).into_owned()),
+            stderr_tail: (failed && !outcome.stderr_tail.is_empty())
+                .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
+            warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
+            ..Self::new(id, outcome.agent, finished.status)
+        }
     }
-    if !outcome.answer.is_empty() {
-        content.push(ContentBlock::text(outcome.answer.clone()));
-    } else if outcome.status == Status::Completed {
-        content.push(ContentBlock::text(format!(
-            "({} finished without an answer)",
-            outcome.agent
-        )));
+
+    /// A job still queued or running, with the call that collects it.
+    pub fn unfinished(
+        id: &JobId,
+        agent: AgentKind,
+        status: JobStatus,
+        elapsed_secs: u64,
+        progress: Option<String>,
+    ) -> Self {
+        Self {
+            progress: progress.map(|line| redact(&line).into_owned()),
+            elapsed_secs: Some(elapsed_secs),
+            next: Some(wait_call(id)),
+            ..Self::new(id, agent, status)
+        }
     }
-    content.push(ContentBlock::text(summary(&outcome)));
-    let mut result = if outcome.status == Status::Completed {
-        CallToolResult::success(content)
-    } else {
-        CallToolResult::error(content)
-    };
-    result.structured_content = serde_json::to_value(&outcome).ok();
-    result
+
+    /// What a job of this server reports now.
+    pub fn of_job(job: &Job, budget: usize) -> Self {
+        let status = match job.state() {
+            JobState::Finished(finished) => return Self::finished(&job.id, &finished, budget),
+            JobState::Queued => JobStatus::Queued,
+            JobState::Running => JobStatus::Running,
+        };
+        Self::unfinished(
+            &job.id,
+            job.agent,
+            status,
+            job.elapsed().as_secs(),
+            job.progress.line(),
+        )
+    }
+
+    fn is_unfinished(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// The text a client that reads text shows its model.
+    pub fn text(&self) -> Vec<String> {
+        if self.is_unfinished() {
+            return vec![self.handoff_text()];
+        }
+        let mut texts = Vec::with_capacity(3);
+        if let Some(error) = &self.error {
+            texts.push(self.error_text(error));
+        }
+        match &self.answer {
+            Some(answer) => texts.push(answer.clone()),
+            None if self.status == JobStatus::Completed => {
+                texts.push(format!("({} finished without an answer)", self.agent));
+            }
+            None => {}
+        }
+        texts.push(self.summary());
+        texts
+    }
+
+    fn handoff_text(&self) -> String {
+        let doing = self
+            .progress
+            .as_deref()
+            .map_or(String::new(), |line| format!(" (last: {line})"));
+        format!(
+            "{} is still {} as job {} after {} s{doing}. Nothing is lost: the job carries on. \
+             Collect its answer with {}; job_cancel stops it.",
+            self.agent,
+            self.status,
+            self.job_id,
+            self.elapsed_secs.unwrap_or(0),
+            self.next.as_deref().unwrap_or("job_wait"),
+        )
+    }
+
+    fn error_text(&self, error: &ErrorInfo) -> String {
+        let mut text = format!("{} {}: {}", self.agent, self.status, error.message);
+        if let Some(hint) = &error.hint {
+            text.push_str(&format!("\nhint: {hint}"));
+        }
+        if let (ErrorKind::Crashed, Some(stderr)) = (error.kind, &self.stderr_tail) {
+            text.push_str(&format!(
+                "\n\nlast lines of {}'s stderr:\n```\n{}\n```",
+                self.agent,
+                stderr.trim_end()
+            ));
+        }
+        text
+    }
+
+    fn summary(&self) -> String {
+        let seconds = self.duration_ms.unwrap_or(0) as f64 / 1000.0;
+        let mut parts = vec![format!(
+            "{} {} in {seconds:.1} s (job {})",
+            self.agent, self.status, self.job_id
+        )];
+        if let Some(session_id) = &self.session_id {
+            parts.push(format!(
+                "session_id `{session_id}` (pass it back to continue this conversation)"
+            ));
+        }
+        if let Some(tools) = &self.tools {
+            parts.push(format!(
+                "{} tool calls, {} failed",
+                tools.calls, tools.failed
+            ));
+        }
+        if !self.warnings.is_empty() {
+            parts.push(format!("warnings: {}", self.warnings.join("; ")));
+        }
+        parts.join(" · ")
+    }
+
+    /// This report as a tool result: an error result for a job that ended without completing.
+    pub fn into_result(self) -> CallToolResult {
+        let content = self.text().into_iter().map(ContentBlock::text).collect();
+        let failed = !self.is_unfinished() && self.status != JobStatus::Completed;
+        let mut result = if failed {
+            CallToolResult::error(content)
+        } else {
+            CallToolResult::success(content)
+        };
+        result.structured_content = serde_json::to_value(&self).ok();
+        result
+    }
+}
+
+/// The `job_wait` call that collects `id`.
+pub fn wait_call(id: &JobId) -> String {
+    format!("job_wait {{\"job_ids\": [\"{id}\"]}}")
+}
+
+fn budgeted_answer<'a>(id: &JobId, answer: &'a str, budget: usize) -> std::borrow::Cow<'a, str> {
+    head_and_tail(answer, budget, |omitted, from| {
+        format!(
+            "… {omitted} characters of the answer left out here; job_result {{\"job_id\": \
+             \"{id}\", \"offset\": {from}, \"limit\": {omitted}}} returns them …"
+        )
+    })
+}
+
+fn tools_brief(outcome: &Outcome) -> ToolsBrief {
+    let recent = &outcome.tools.recent;
+    let latest = recent.len().saturating_sub(RECENT_TOOLS);
+    ToolsBrief {
+        calls: outcome.tools.calls,
+        failed: outcome.tools.failed,
+        recent: recent[latest..]
+            .iter()
+            .map(|call| {
+                let what = call.command.as_deref().unwrap_or(&call.name);
+                tail(what, 200).into_owned()
+            })
+            .collect(),
+    }
 }
 
 /// The result of a call whose run could not start.
@@ -61,94 +288,32 @@ pub fn shutting_down(agent: AgentKind) -> CallToolResult {
     ))
 }
 
-/// The result of a call whose run panicked: a bug, reported without taking the server down.
-pub fn internal_error(agent: AgentKind, panic: &str) -> CallToolResult {
-    error_result(format!(
-        "internal error in cli-agent-mcp while running {agent}: {panic}. Only this call failed \
-         and its processes were stopped; the server carries on. Please report this bug"
-    ))
-}
-
 /// An error result of one text, secrets masked (an outcome's are masked by the engine).
-fn error_result(text: String) -> CallToolResult {
+pub fn error_result(text: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(redact(&text))])
-}
-
-fn error_text(outcome: &Outcome) -> Option<String> {
-    let error = outcome.error.as_ref()?;
-    let mut text = format!(
-        "{} {}: {}",
-        outcome.agent,
-        outcome.status.name(),
-        error.message
-    );
-    if let Some(hint) = &error.hint {
-        text.push_str(&format!("\nhint: {hint}"));
-    }
-    let tail = last_lines(&outcome.stderr_tail, STDERR_LINES);
-    if error.kind == ErrorKind::Crashed && !tail.is_empty() {
-        text.push_str(&format!(
-            "\n\nlast lines of {}'s stderr:\n```\n{tail}\n```",
-            outcome.agent
-        ));
-    }
-    Some(text)
-}
-
-fn summary(outcome: &Outcome) -> String {
-    let mut parts = vec![format!(
-        "{} {} in {:.1} s",
-        outcome.agent,
-        outcome.status.name(),
-        outcome.duration_ms as f64 / 1000.0
-    )];
-    if let Some(session_id) = &outcome.session_id {
-        parts.push(format!(
-            "session_id `{session_id}` (pass it back to continue this conversation)"
-        ));
-    }
-    if outcome.tools.calls > 0 {
-        parts.push(format!(
-            "{} tool calls, {} failed",
-            outcome.tools.calls, outcome.tools.failed
-        ));
-    }
-    if !outcome.warnings.is_empty() {
-        parts.push(format!("warnings: {}", outcome.warnings.join("; ")));
-    }
-    parts.join(" · ")
-}
-
-fn last_lines(text: &str, count: usize) -> &str {
-    let text = text.trim_end();
-    let start = text
-        .rmatch_indices('\n')
-        .nth(count.saturating_sub(1))
-        .map_or(0, |(at, _)| at + 1);
-    &text[start..]
 }
 
 #[cfg(test)]
 mod tests {
-    use cli_agent_engine::{ErrorInfo, ToolSummary};
+    use cli_agent_engine::Status;
 
     use super::*;
 
-    fn outcome(status: Status, answer: &str, error: Option<ErrorInfo>) -> Outcome {
-        Outcome {
-            agent: AgentKind::Codex,
-            status,
-            answer: answer.to_owned(),
-            session_id: Some("s-1".to_owned()),
-            reasoning: None,
-            tools: ToolSummary::default(),
-            usage: None,
-            exit_code: Some(0),
-            exit_signal: None,
-            duration_ms: 1500,
-            stderr_tail: "one\ntwo\nthree\n".to_owned(),
-            warnings: Vec::new(),
-            error,
+    fn finished(status: Status, answer: &str, error: Option<ErrorInfo>) -> Finished {
+        let placeholder = ErrorInfo {
+            kind: ErrorKind::AgentError,
+            message: String::new(),
+            hint: None,
+        };
+        let mut outcome = Outcome::not_run(AgentKind::Codex, status, placeholder);
+        outcome.answer = answer.to_owned();
+        outcome.session_id = Some("s-1".to_owned());
+        outcome.duration_ms = 1500;
+        outcome.stderr_tail = "one\ntwo\nthree\n".to_owned();
+        outcome.error = error;
+        Finished {
+            status: JobStatus::of(status),
+            outcome,
         }
     }
 
@@ -160,17 +325,23 @@ mod tests {
             .collect()
     }
 
+    fn id() -> JobId {
+        "job_abcdefghijklmnop".parse().expect("job id")
+    }
+
     #[test]
-    fn a_completed_run_answers_first_and_names_its_session() {
-        let result = from_outcome(outcome(Status::Completed, "the answer", None), None);
+    fn a_completed_run_answers_first_and_names_its_session_and_job() {
+        let report =
+            JobReport::finished(&id(), &finished(Status::Completed, "the answer", None), 100);
+        let result = report.into_result();
         assert_eq!(result.is_error, Some(false));
         let texts = texts(&result);
         assert_eq!(texts[0], "the answer");
         assert!(texts[1].contains("session_id `s-1`"), "{}", texts[1]);
-        assert_eq!(
-            result.structured_content.expect("structured")["status"],
-            "completed"
-        );
+        assert!(texts[1].contains("job_abcdefghijklmnop"), "{}", texts[1]);
+        let structured = result.structured_content.expect("structured");
+        assert_eq!(structured["status"], "completed");
+        assert!(structured.get("stderr_tail").is_none(), "only for failures");
     }
 
     #[test]
@@ -180,7 +351,8 @@ mod tests {
             message: "codex exited with code 3".to_owned(),
             hint: Some("read stderr".to_owned()),
         };
-        let result = from_outcome(outcome(Status::Failed, "", Some(error)), None);
+        let report = JobReport::finished(&id(), &finished(Status::Failed, "", Some(error)), 100);
+        let result = report.into_result();
         assert_eq!(result.is_error, Some(true));
         let first = &texts(&result)[0];
         assert!(first.starts_with("codex failed: codex exited with code 3\nhint: read stderr"));
@@ -188,30 +360,38 @@ mod tests {
     }
 
     #[test]
-    fn a_run_the_server_cancelled_says_why() {
-        let error = ErrorInfo {
-            kind: ErrorKind::Cancelled,
-            message: "the codex run was cancelled".to_owned(),
-            hint: None,
-        };
-        let result = from_outcome(
-            outcome(Status::Cancelled, "", Some(error)),
-            Some(ServerStop::Sigint),
-        );
-        assert_eq!(result.is_error, Some(true));
-        assert!(texts(&result)[0].contains("cancelled by SIGINT"));
-        let structured = result.structured_content.expect("structured");
+    fn a_long_answer_keeps_head_and_tail_and_names_the_call_for_the_rest() {
+        let answer = "a".repeat(600) + &"b".repeat(400);
+        let report = JobReport::finished(&id(), &finished(Status::Completed, &answer, None), 100);
+        let text = report.answer.clone().expect("answer");
+        assert!(text.starts_with(&"a".repeat(50)) && text.ends_with(&"b".repeat(50)));
         assert!(
-            structured["error"]["message"]
-                .as_str()
-                .is_some_and(|m| m.contains("cancelled by SIGINT"))
+            text.contains(
+                "job_result {\"job_id\": \"job_abcdefghijklmnop\", \"offset\": 50, \"limit\": 900}"
+            ),
+            "{text}"
         );
+        assert_eq!(report.answer_chars, Some(1000));
     }
 
     #[test]
-    fn last_lines_keeps_the_end() {
-        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
-        assert_eq!(last_lines("a\nb", 5), "a\nb");
-        assert_eq!(last_lines("", 5), "");
+    fn an_unfinished_job_says_how_to_collect_it() {
+        let report = JobReport::unfinished(
+            &id(),
+            AgentKind::Claude,
+            JobStatus::Running,
+            45,
+            Some("running `cargo test`".to_owned()),
+        );
+        let result = report.into_result();
+        assert_eq!(result.is_error, Some(false));
+        let text = &texts(&result)[0];
+        assert!(
+            text.contains("job_wait {\"job_ids\": [\"job_abcdefghijklmnop\"]}"),
+            "{text}"
+        );
+        let structured = result.structured_content.expect("structured");
+        assert_eq!(structured["status"], "running");
+        assert_eq!(structured["job_id"], "job_abcdefghijklmnop");
     }
 }

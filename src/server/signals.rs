@@ -7,7 +7,10 @@ use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
-use super::calls::{ActiveCalls, ServerStop, Shutdown, ShutdownCause};
+use std::sync::Arc;
+
+use super::calls::{Shutdown, ShutdownCause};
+use crate::jobs::{Jobs, StopReason};
 
 /// How close a second SIGINT must follow one that cancelled calls to shut the server down in
 /// `cancel-then-exit` mode.
@@ -47,7 +50,7 @@ fn on_sigint(
 }
 
 /// Install the handlers and act on each signal for the life of the server.
-pub fn watch(mode: SigintMode, calls: ActiveCalls, shutdown: Shutdown) -> std::io::Result<()> {
+pub fn watch(mode: SigintMode, jobs: Arc<Jobs>, shutdown: Shutdown) -> std::io::Result<()> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let mut sighup = signal(SignalKind::hangup())?;
@@ -57,11 +60,11 @@ pub fn watch(mode: SigintMode, calls: ActiveCalls, shutdown: Shutdown) -> std::i
             tokio::select! {
                 Some(()) = sigint.recv() => {
                     let now = Instant::now();
-                    match on_sigint(mode, calls.count(), last_cancel, now) {
+                    match on_sigint(mode, jobs.unfinished(), last_cancel, now) {
                         SigintAction::Shutdown => shutdown.trigger(ShutdownCause::Sigint),
                         SigintAction::CancelCalls => {
-                            let cancelled = calls.stop_all(ServerStop::Sigint);
-                            tracing::info!(cancelled, "SIGINT: cancelled the active calls");
+                            let cancelled = jobs.stop_all(StopReason::Sigint);
+                            tracing::info!(cancelled, "SIGINT: cancelled the running jobs");
                             last_cancel = Some(now);
                         }
                     }

@@ -1,11 +1,11 @@
 //! The tools: one per CLI, with what the calling model needs to choose and call it, and the
 //! arguments each call carries.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, Outcome, Permission, RunRequest};
+use cli_agent_engine::{AgentKind, Permission, RunRequest};
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::policy::{Policy, Refusal};
+use super::result::JobReport;
 
 /// The arguments of every tool. Fields only some CLIs support are listed in [`EXTRAS`].
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -38,6 +39,26 @@ pub struct ToolArgs {
     pub timeout_secs: Option<u64>,
     /// Instructions appended to the agent's system prompt.
     pub append_system_prompt: Option<String>,
+    /// Start the run as a background job and answer at once with its `job_id`; collect it
+    /// with `job_wait`. Start several to run agents in parallel.
+    #[serde(default)]
+    pub background: bool,
+    /// Answer after this many seconds even if the run goes on, with its `job_id` and the
+    /// `job_wait` call that collects it (default: the server's, 45 unless set; 0: never).
+    pub handoff_after_secs: Option<u64>,
+    /// A file inside the workspace to append the whole answer to when the run ends (the
+    /// result itself may carry only the answer's head and tail).
+    pub save_to: Option<PathBuf>,
+}
+
+/// A call's run request and what it asks of the job around it.
+#[derive(Debug)]
+pub struct CallRequest {
+    pub run: RunRequest,
+    pub background: bool,
+    /// `Some(0)` never hands off; `None` takes the server's default.
+    pub handoff_after_secs: Option<u64>,
+    pub save_to: Option<PathBuf>,
 }
 
 /// Arguments only some CLIs support, and which.
@@ -82,11 +103,11 @@ pub enum ArgsError {
 
 /// Read a call's arguments into a run request within `policy`'s bounds. Blank optional
 /// strings count as absent: calling models often fill every field.
-pub fn run_request(
+pub fn call_request(
     agent: AgentKind,
     arguments: Option<JsonObject>,
     policy: &Policy,
-) -> Result<RunRequest, ArgsError> {
+) -> Result<CallRequest, ArgsError> {
     let arguments = arguments.unwrap_or_default();
     for (field, agents) in EXTRAS {
         if arguments.contains_key(*field) && !agents.contains(&agent) {
@@ -112,13 +133,21 @@ pub fn run_request(
     };
     let workspace = policy.resolve_inside_roots("workspace", &workspace)?;
     policy.check_permission(args.permission)?;
-    let mut request = RunRequest::new(agent, args.prompt, workspace);
+    let mut request = RunRequest::new(agent, args.prompt, workspace.clone());
     request.permission = args.permission;
     request.model = given(args.model);
     request.session_id = given(args.session_id);
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
-    Ok(request)
+    let save_to = given(args.save_to.map(|p| p.to_string_lossy().into_owned()))
+        .map(|path| Policy::resolve_inside_workspace("save_to", Path::new(&path), &workspace))
+        .transpose()?;
+    Ok(CallRequest {
+        run: request,
+        background: args.background,
+        handoff_after_secs: args.handoff_after_secs,
+        save_to,
+    })
 }
 
 fn given(value: Option<String>) -> Option<String> {
@@ -172,7 +201,7 @@ impl Catalogue {
 fn tool(agent: AgentKind) -> Tool {
     let mut tool = Tool::new(agent.name(), description(agent), input_schema(agent));
     tool.title = Some(title(agent).to_owned());
-    let mut output = schema_for_output::<Outcome>().as_ref().clone();
+    let mut output = schema_for_output::<JobReport>().as_ref().clone();
     drop_numeric_formats(&mut output);
     tool.output_schema = Some(Arc::new(output));
     // It runs another agent with the model provider: open world, and it may write files.
@@ -204,7 +233,7 @@ fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
 /// schemars writes Rust's number types as formats (`uint64`, `int32`, `double`) that JSON
 /// Schema does not define; strict validators in clients (Claude Code's) warn about each one.
 /// The ranges stay in `minimum`.
-fn drop_numeric_formats(schema: &mut JsonObject) {
+pub(super) fn drop_numeric_formats(schema: &mut JsonObject) {
     let numeric = |format: &Value| {
         format.as_str().is_some_and(|f| {
             f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
@@ -262,7 +291,10 @@ fn description(agent: AgentKind) -> String {
          final answer as text, with a structured outcome (status, session_id, token usage, \
          tools used, error and hint). Each call starts a fresh conversation unless you pass \
          the `session_id` of an earlier result. A call can take minutes; the server reports \
-         progress while it works."
+         progress while it works. A call still running after `handoff_after_secs` (45 s unless \
+         the server sets otherwise) answers with its `job_id` while the run carries on: collect \
+         it with `job_wait`. To run agents in parallel, start each with `background: true` and \
+         collect them all with one `job_wait`."
     )
 }
 
@@ -290,7 +322,7 @@ mod tests {
 
     #[test]
     fn arguments_become_a_request_with_defaults_and_blank_strings_dropped() {
-        let request = run_request(
+        let request = call_request(
             AgentKind::Claude,
             args(
                 json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
@@ -298,7 +330,8 @@ mod tests {
             ),
             &policy(),
         )
-        .expect("valid");
+        .expect("valid")
+        .run;
         assert_eq!(request.workspace, temp_dir());
         assert_eq!(request.permission, Permission::ReadOnly);
         assert_eq!(request.model, None);
@@ -334,7 +367,7 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            let error = run_request(AgentKind::Codex, args(value), &policy())
+            let error = call_request(AgentKind::Codex, args(value), &policy())
                 .expect_err(expected)
                 .to_string();
             assert!(error.contains(expected), "{error}");

@@ -4,11 +4,14 @@ Usage: client.py BINARY FAKE_BIN_DIR TAG MODE   (MODE: legacy or auto)
 
 Lists the tools, calls one and receives its progress, lets a hanging call time out (the SDK
 then sends notifications/cancelled), checks on /proc that the call's processes are gone,
-and calls once more. Exits non-zero with a message on the first failure.
+and calls once more. Then starts a background job, waits for it with job_wait and pages its
+answer back with job_result. Exits non-zero with a message on the first failure.
 """
 
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 import anyio
@@ -89,19 +92,53 @@ async def cancel_by_timeout(client: Client, tag: str) -> None:
     await wait_until("the cancelled call's processes are gone", lambda: not tagged_pids(tag))
 
 
+async def background_job_paged(client: Client) -> None:
+    size = 50_000
+    started = await client.call_tool(
+        "opencode", {"prompt": f"answer-bytes={size}", "background": True}
+    )
+    job = (started.structured_content or {}).get("job_id")
+    check(isinstance(job, str) and job.startswith("job_"), f"no job id: {started}")
+    waited = {}
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while waited.get("ended") != 1:
+        check(time.monotonic() < deadline, f"the job never ended: {waited}")
+        result = await client.call_tool("job_wait", {"job_ids": [job], "timeout_secs": 10})
+        check(not result.is_error, f"job_wait failed: {result}")
+        waited = result.structured_content or {}
+    check(waited["jobs"][0]["status"] == "completed", f"job_wait: {waited}")
+    answer, offset = "", 0
+    while offset is not None:
+        page = await client.call_tool(
+            "job_result", {"job_id": job, "offset": offset, "limit": 15_000}
+        )
+        structured = page.structured_content or {}
+        answer += structured.get("text", "")
+        offset = structured.get("next_offset")
+    check(answer == "x" * size, f"the pages make {len(answer)} characters, not the answer")
+
+
 async def main(binary: str, fake_bin: str, tag: str, mode: str) -> None:
     env = {f"CAM_{agent.upper()}_BIN": os.path.join(fake_bin, agent)
            for agent in ("codex", "claude", "gemini", "opencode")}
     env["CAM_GRACE_SECS"] = "1"
+    state = tempfile.mkdtemp(prefix="cam-interop-state-")
+    env["CAM_STATE_DIR"] = state
     server = StdioServerParameters(command=binary, args=["serve"], env=env)
-    async with Client(server, mode=mode, read_timeout_seconds=60) as client:
-        tools = await client.list_tools()
-        names = [tool.name for tool in tools.tools]
-        check(names == ["codex", "claude", "gemini", "opencode"], f"tools: {names}")
-        await call_with_progress(client)
-        await cancel_by_timeout(client, tag)
-        again = await client.call_tool("gemini", {"prompt": "hi"})
-        check(not again.is_error, f"the server stopped serving: {again}")
+    try:
+        async with Client(server, mode=mode, read_timeout_seconds=60) as client:
+            tools = await client.list_tools()
+            names = [tool.name for tool in tools.tools]
+            expected = ["codex", "claude", "gemini", "opencode",
+                        "job_wait", "job_result", "job_cancel", "job_list"]
+            check(names == expected, f"tools: {names}")
+            await call_with_progress(client)
+            await cancel_by_timeout(client, tag)
+            again = await client.call_tool("gemini", {"prompt": "hi"})
+            check(not again.is_error, f"the server stopped serving: {again}")
+            await background_job_paged(client)
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
     print(f"ok ({mode})")
 
 

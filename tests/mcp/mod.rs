@@ -5,7 +5,8 @@
 //! Every wait has a generous deadline and panics with the server's stderr when it runs out.
 //! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin`, clears the
 //! caller's `CAM_*` / `FAKE_CLI_*` variables, passes `FAKE_CLI_*` on to the CLIs
-//! (`CAM_PASS_ENV`) and allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`);
+//! (`CAM_PASS_ENV`), allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`) and
+//! keeps jobs in a store under the temp dir (`CAM_STATE_DIR`);
 //! change that with `env` / `env_remove`.
 #![allow(dead_code)]
 
@@ -36,6 +37,7 @@ pub fn fake_bin_dir() -> PathBuf {
 }
 
 pub const AGENTS: [&str; 4] = ["codex", "claude", "gemini", "opencode"];
+pub const JOB_TOOLS: [&str; 4] = ["job_wait", "job_result", "job_cancel", "job_list"];
 
 pub fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
@@ -48,6 +50,12 @@ pub fn test_roots() -> String {
         std::env::temp_dir().display(),
         env!("CARGO_MANIFEST_DIR")
     )
+}
+
+/// The job store the tests' servers share unless a test gives one of its own: never the
+/// real home's.
+pub fn test_state_dir() -> PathBuf {
+    std::env::temp_dir().join("cam-test-state")
 }
 
 /// How to start a server.
@@ -181,6 +189,7 @@ impl Server {
             .env("CAM_LOG", "info")
             .env("CAM_PASS_ENV", "FAKE_CLI_*")
             .env("CAM_ALLOWED_ROOTS", test_roots())
+            .env("CAM_STATE_DIR", test_state_dir())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -1,0 +1,129 @@
+//! A job while this server runs it: its id, where it is in its life, what it is doing, and the
+//! means to stop it. The durable record is the store's; this is what waiting and cancelling
+//! need without a round trip to it.
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use cli_agent_engine::{AgentKind, Outcome};
+use tokio::sync::watch;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::progress::JobProgress;
+use super::store::{JobId, JobStatus};
+
+/// Why a job was stopped before it ended on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// The client cancelled the blocking call, before any hand-off.
+    CallCancelled,
+    /// `job_cancel`, or `cli-agent-mcp jobs cancel` from a shell.
+    JobCancel,
+    /// SIGINT while serving: the server carries on.
+    Sigint,
+    /// The server is going away: the job is recorded `interrupted`.
+    Shutdown(&'static str),
+}
+
+impl StopReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Self::CallCancelled => "cancelled by the client",
+            Self::JobCancel => "cancelled with job_cancel",
+            Self::Sigint => "cancelled by SIGINT; the server carries on",
+            Self::Shutdown(why) => why,
+        }
+    }
+
+    /// What the caller can do about it.
+    pub fn hint(self) -> Option<&'static str> {
+        match self {
+            Self::CallCancelled | Self::JobCancel => None,
+            Self::Sigint => Some("call again to retry"),
+            Self::Shutdown(_) => Some(
+                "call again once the server is back; pass the session_id, if there is one, to \
+                 continue where it stopped",
+            ),
+        }
+    }
+}
+
+/// A finished job: its status and outcome.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    pub status: JobStatus,
+    pub outcome: Outcome,
+}
+
+#[derive(Clone, Debug)]
+pub enum JobState {
+    Queued,
+    Running,
+    Finished(Arc<Finished>),
+}
+
+pub struct Job {
+    pub id: JobId,
+    pub agent: AgentKind,
+    pub progress: JobProgress,
+    /// When the job was created, on the wall clock (MCP Tasks report it).
+    pub created_at: SystemTime,
+    created: Instant,
+    cancel: CancellationToken,
+    stop: OnceLock<StopReason>,
+    state: watch::Sender<JobState>,
+}
+
+impl Job {
+    pub fn new(id: JobId, agent: AgentKind, cancel: CancellationToken) -> Self {
+        Self {
+            id,
+            agent,
+            progress: JobProgress::default(),
+            created_at: SystemTime::now(),
+            created: Instant::now(),
+            cancel,
+            stop: OnceLock::new(),
+            state: watch::Sender::new(JobState::Queued),
+        }
+    }
+
+    /// Stop the job; the first reason given is the one it keeps.
+    pub fn stop(&self, reason: StopReason) {
+        let _ = self.stop.set(reason);
+        self.cancel.cancel();
+    }
+
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        self.stop.get().copied()
+    }
+
+    pub fn cancel_token(&self) -> &CancellationToken {
+        &self.cancel
+    }
+
+    pub fn state(&self) -> JobState {
+        self.state.borrow().clone()
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.created.elapsed()
+    }
+
+    pub(super) fn set_state(&self, state: JobState) {
+        self.state.send_replace(state);
+    }
+
+    /// Wait for the job's end.
+    pub async fn finished(&self) -> Arc<Finished> {
+        let mut state = self.state.subscribe();
+        loop {
+            if let JobState::Finished(finished) = &*state.borrow_and_update() {
+                return finished.clone();
+            }
+            // The sender lives in `self`, so the channel cannot close while we wait.
+            let _ = state.changed().await;
+        }
+    }
+}

@@ -1,0 +1,426 @@
+//! Every run of a server is a job: recorded in the store, admitted by the scheduler, run by the
+//! engine in a task of its own, and kept here while it lives so that calls can wait for it,
+//! watch it and stop it. A job outlives the call that started it: a blocking call may hand it
+//! off and answer, and the job carries on until it ends or the server goes.
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use cli_agent_engine::{
+    AgentEvent, AgentKind, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
+};
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
+use tokio::task::JoinError;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::job::{Finished, Job, JobState, StopReason};
+use super::scheduler::{Permit, Scheduler};
+use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
+
+/// How many finished jobs stay in memory, for `job_wait` to answer without the store (and
+/// when it is unusable).
+const FINISHED_KEPT: usize = 256;
+/// How often the store's copy of a job's progress line is refreshed, and cancel requests from
+/// shells and other servers are looked for.
+pub const STORE_POLL: Duration = Duration::from_millis(500);
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobsError {
+    #[error(
+        "the job store is unusable ({0}), so jobs cannot be recorded or looked up; blocking \
+         calls still work. Fix the problem (or set CAM_STATE_DIR to a writable directory) and \
+         restart the server"
+    )]
+    StoreUnusable(String),
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    #[error("no job {0}: job ids come from a background call's result or from job_list")]
+    Unknown(JobId),
+    #[error("looking a job up failed: {0}")]
+    Lookup(String),
+}
+
+pub struct Jobs {
+    engine: Arc<Engine>,
+    store: Result<Store, String>,
+    scheduler: Scheduler,
+    owner: Owner,
+    runs: TaskTracker,
+    /// The parent of every job's token: cancelled when the server shuts down.
+    shutdown: CancellationToken,
+    live: Mutex<Live>,
+    /// Woken whenever a job of this server ends.
+    ended: Notify,
+}
+
+#[derive(Default)]
+struct Live {
+    jobs: HashMap<JobId, Arc<Job>>,
+    finished: VecDeque<JobId>,
+}
+
+/// What a caller asks of a job beyond its run.
+#[derive(Debug, Default)]
+pub struct JobOptions {
+    /// Append the whole answer to this file once the job ends.
+    pub save_to: Option<PathBuf>,
+}
+
+impl Jobs {
+    pub fn new(
+        engine: Arc<Engine>,
+        store: Result<Store, String>,
+        scheduler: Scheduler,
+        runs: TaskTracker,
+        shutdown: CancellationToken,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            engine,
+            store,
+            scheduler,
+            owner: Owner::this_process(),
+            runs,
+            shutdown,
+            live: Mutex::default(),
+            ended: Notify::new(),
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The store, or why it is unusable.
+    pub fn store(&self) -> Result<&Store, JobsError> {
+        self.store
+            .as_ref()
+            .map_err(|problem| JobsError::StoreUnusable(problem.clone()))
+    }
+
+    /// Record a prepared run as a job and start it (or queue it) in a task of its own.
+    pub async fn start(
+        self: &Arc<Self>,
+        prepared: Prepared,
+        origin: Origin,
+        options: JobOptions,
+    ) -> Arc<Job> {
+        let request = prepared.request();
+        let job = Arc::new(Job::new(
+            JobId::random(),
+            request.agent,
+            self.shutdown.child_token(),
+        ));
+        let new = NewJob {
+            id: &job.id,
+            agent: request.agent,
+            origin,
+            workspace: &request.workspace,
+            permission: request.permission,
+            model: request.model.as_deref(),
+            session_id: request.session_id.as_deref(),
+            prompt: &request.prompt,
+            status: JobStatus::Queued,
+        };
+        self.record(|store| store.insert(&new));
+        self.lock().jobs.insert(job.id.clone(), job.clone());
+        self.runs
+            .spawn(self.clone().drive(job.clone(), prepared, options));
+        job
+    }
+
+    /// A job of this server, running or recently finished.
+    pub fn live(&self, id: &JobId) -> Option<Arc<Job>> {
+        self.lock().jobs.get(id).cloned()
+    }
+
+    /// Resolves when a job of this server ends (enable it before looking at the jobs).
+    pub fn ended(&self) -> Notified<'_> {
+        self.ended.notified()
+    }
+
+    /// Stop every unfinished job of this server; returns how many there were.
+    pub fn stop_all(&self, reason: StopReason) -> usize {
+        let live = self.lock();
+        let unfinished = live
+            .jobs
+            .values()
+            .filter(|job| !matches!(job.state(), JobState::Finished(_)));
+        unfinished.map(|job| job.stop(reason)).count()
+    }
+
+    /// How many jobs of this server are queued or running.
+    pub fn unfinished(&self) -> usize {
+        let live = self.lock();
+        live.jobs.len() - live.finished.len()
+    }
+
+    /// The life of one job: the queue, the run, the record of its end. The run is a task of
+    /// its own so that a panic in it (a bug) still ends the job, as a failure.
+    async fn drive(self: Arc<Self>, job: Arc<Job>, prepared: Prepared, options: JobOptions) {
+        let run = tokio::spawn(self.clone().admit_and_run(job.clone(), prepared));
+        let outcome = run.await.unwrap_or_else(|error| panicked(&job, error));
+        self.finish(&job, outcome, options).await;
+    }
+
+    async fn admit_and_run(self: Arc<Self>, job: Arc<Job>, prepared: Prepared) -> Outcome {
+        let Some(permit) = self.admit(&job).await else {
+            return not_run(&job);
+        };
+        debug_panic(&prepared.request().prompt);
+        let outcome = self.run(&job, prepared).await;
+        drop(permit);
+        outcome
+    }
+
+    /// Wait for room to run, saying where in the queue the job is; `None` if it was stopped.
+    async fn admit(&self, job: &Job) -> Option<Permit> {
+        let ticket = self.scheduler.enqueue(job.agent);
+        let mut position = ticket.position.clone();
+        let admitted = ticket.admitted();
+        tokio::pin!(admitted);
+        loop {
+            let place = *position.borrow_and_update();
+            if place > 0 {
+                job.progress.set(format!("queued, position {place}"));
+            }
+            tokio::select! {
+                biased;
+                () = job.cancel_token().cancelled() => return None,
+                permit = &mut admitted => return Some(permit),
+                Ok(()) = position.changed() => {}
+            }
+        }
+    }
+
+    async fn run(&self, job: &Job, prepared: Prepared) -> Outcome {
+        job.set_state(JobState::Running);
+        job.progress.set("started".to_owned());
+        self.record(|store| store.mark_running(&job.id));
+        let recorder = self
+            .store
+            .as_ref()
+            .ok()
+            .map(|store| store.recorder(&job.id));
+        let result = self.run_observed(job, prepared, recorder.as_ref()).await;
+        if let Some(recorder) = recorder {
+            if let Some(line) = job.progress.line() {
+                recorder.progress(&line);
+            }
+            let flushed = tokio::task::spawn_blocking(move || recorder.flush()).await;
+            if let Err(error) = flushed {
+                tracing::warn!(%error, "could not flush a job's events");
+            }
+        }
+        let mut outcome = result.unwrap_or_else(|error| did_not_start(job.agent, &error));
+        if let (Some(reason), Some(error)) = (job.stop_reason(), outcome.error.as_mut())
+            && outcome.status == Status::Cancelled
+        {
+            error.message = format!("the {} run was {}", outcome.agent, reason.describe());
+            error.hint = reason.hint().map(str::to_owned);
+        }
+        outcome
+    }
+
+    /// The engine's run, every event recorded, the store's progress line kept fresh.
+    async fn run_observed(
+        &self,
+        job: &Job,
+        prepared: Prepared,
+        recorder: Option<&Recorder>,
+    ) -> Result<Outcome, SetupError> {
+        let mut observe = |event: &AgentEvent| {
+            job.progress.observe(event);
+            if let Some(recorder) = recorder {
+                recorder.event(event);
+            }
+        };
+        let run = self
+            .engine
+            .run_prepared(prepared, job.cancel_token().clone(), &mut observe);
+        tokio::pin!(run);
+        let mut copy = tokio::time::interval(STORE_POLL);
+        loop {
+            tokio::select! {
+                result = &mut run => return result,
+                _ = copy.tick() => if let (Some(recorder), Some(line)) = (recorder, job.progress.line()) {
+                    recorder.progress(&line);
+                },
+            }
+        }
+    }
+
+    /// Record the end, keep the job for `job_wait`, and tell every waiter.
+    async fn finish(&self, job: &Arc<Job>, mut outcome: Outcome, options: JobOptions) {
+        let status = match job.stop_reason() {
+            Some(StopReason::Shutdown(_)) if outcome.status == Status::Cancelled => {
+                JobStatus::Interrupted
+            }
+            _ => JobStatus::of(outcome.status),
+        };
+        if let Some(path) = &options.save_to
+            && let Err(error) = save_answer(path, &outcome.answer)
+        {
+            outcome.warnings.push(format!(
+                "could not append the answer to {}: {error}; job_result returns it",
+                path.display()
+            ));
+        }
+        let finished = Arc::new(Finished { status, outcome });
+        let record = finished.clone();
+        let id = job.id.clone();
+        self.record_async(move |store| store.finish(&id, record.status, &record.outcome))
+            .await;
+        job.set_state(JobState::Finished(finished));
+        self.keep_finished(&job.id);
+        self.ended.notify_waiters();
+    }
+
+    fn keep_finished(&self, id: &JobId) {
+        let mut live = self.lock();
+        live.finished.push_back(id.clone());
+        while live.finished.len() > FINISHED_KEPT {
+            if let Some(oldest) = live.finished.pop_front() {
+                live.jobs.remove(&oldest);
+            }
+        }
+    }
+
+    /// A write to the store that must not stop the run when it fails.
+    fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError>) {
+        if let Ok(store) = &self.store
+            && let Err(error) = write(store)
+        {
+            tracing::warn!(%error, "could not record a job");
+        }
+    }
+
+    async fn record_async(
+        &self,
+        write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static,
+    ) {
+        let Ok(store) = self.store.clone() else {
+            return;
+        };
+        match tokio::task::spawn_blocking(move || write(&store)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => tracing::warn!(%error, "could not record a job"),
+            Err(error) => tracing::warn!(%error, "recording a job failed"),
+        }
+    }
+
+    /// Jobs of this server that a shell or another server asked to cancel.
+    pub async fn poll_cancel_requests(self: Arc<Self>) {
+        let Ok(store) = self.store.clone() else {
+            return;
+        };
+        let mut tick = tokio::time::interval(STORE_POLL);
+        loop {
+            tokio::select! {
+                () = self.shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let (store, owner) = (store.clone(), self.owner);
+            let requested =
+                tokio::task::spawn_blocking(move || store.cancel_requests(&owner)).await;
+            for id in requested.ok().and_then(Result::ok).unwrap_or_default() {
+                if let Some(job) = self.live(&id) {
+                    tracing::info!(job = %id, "cancel requested from outside: cancelling");
+                    job.stop(StopReason::JobCancel);
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Live> {
+        self.live
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The outcome of a job stopped while it waited in the queue.
+fn not_run(job: &Job) -> Outcome {
+    let reason = job.stop_reason().map_or("cancelled", StopReason::describe);
+    let error = ErrorInfo {
+        kind: ErrorKind::Cancelled,
+        message: format!(
+            "the {} job was {reason} while it waited in the queue",
+            job.agent
+        ),
+        hint: None,
+    };
+    let mut outcome = Outcome::not_run(job.agent, Status::Cancelled, error);
+    outcome.duration_ms = u64::try_from(job.elapsed().as_millis()).unwrap_or(u64::MAX);
+    outcome
+}
+
+/// The outcome of a job whose run panicked: a bug, reported without taking the server down.
+fn panicked(job: &Job, error: JoinError) -> Outcome {
+    let panic = match error.try_into_panic() {
+        Ok(panic) => panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_owned()),
+        Err(error) => error.to_string(),
+    };
+    tracing::error!(agent = %job.agent, job = %job.id, %panic, "a run panicked");
+    let error = ErrorInfo {
+        kind: ErrorKind::Crashed,
+        message: format!(
+            "internal error in cli-agent-mcp while running {}: {panic}. Only this job failed and \
+             its processes were stopped; the server carries on. Please report this bug",
+            job.agent
+        ),
+        hint: None,
+    };
+    Outcome::not_run(job.agent, Status::Failed, error)
+}
+
+/// Debug builds only: a prompt containing the value of `CAM_DEBUG_PANIC` panics inside its
+/// run, so the end-to-end tests can prove that a panic stays inside its job.
+#[cfg(debug_assertions)]
+fn debug_panic(prompt: &str) {
+    if let Ok(marker) = std::env::var("CAM_DEBUG_PANIC")
+        && !marker.is_empty()
+        && prompt.contains(&marker)
+    {
+        panic!("CAM_DEBUG_PANIC asked for a panic");
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn debug_panic(_prompt: &str) {}
+
+/// The outcome of a job whose CLI could not be started.
+fn did_not_start(agent: AgentKind, error: &SetupError) -> Outcome {
+    let error = ErrorInfo {
+        kind: ErrorKind::Crashed,
+        message: format!("{agent} did not start: {error}"),
+        hint: None,
+    };
+    Outcome::not_run(agent, Status::Failed, error)
+}
+
+/// Append the whole answer to `path`, checked inside the workspace when the call was read. A
+/// symlink put there since is not followed.
+fn save_answer(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if answer.is_empty() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)?
+        .write_all(answer.as_bytes())
+}

@@ -1,0 +1,14 @@
+//! Jobs: every run a server starts, recorded in a durable store, admitted under caps, and
+//! kept while it lives so calls can wait for it, page its answer and stop it.
+
+mod job;
+mod lookup;
+mod manager;
+mod progress;
+mod scheduler;
+pub mod store;
+
+pub use job::{Finished, Job, JobState, StopReason};
+pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
+pub use progress::JobProgress;
+pub use scheduler::{Caps, Scheduler};

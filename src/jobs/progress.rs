@@ -1,0 +1,65 @@
+//! What a job is doing now, in one line: "running `cargo test`", "queued, position 3".
+//!
+//! The engine's observer calls [`JobProgress::observe`] for every event, so it only rewrites
+//! the line it keeps and wakes whoever watches; the watchers (a call's progress reporter,
+//! `job_wait`, the store's copy) read the latest line when they get to it.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use cli_agent_engine::AgentEvent;
+use tokio::sync::Notify;
+
+/// Cheap to clone; every clone is the same line.
+#[derive(Clone, Default)]
+pub struct JobProgress {
+    inner: Arc<Inner>,
+}
+
+#[derive(Default)]
+struct Inner {
+    line: Mutex<Option<String>>,
+    changed: Notify,
+}
+
+impl JobProgress {
+    /// Record what `event` says the run is doing, if it says anything.
+    pub fn observe(&self, event: &AgentEvent) {
+        let changed = {
+            let mut latest = self.lock();
+            match &mut *latest {
+                Some(line) => event.describe_into(line),
+                None => {
+                    *latest = event.describe();
+                    latest.is_some()
+                }
+            }
+        };
+        if changed {
+            self.inner.changed.notify_waiters();
+            self.inner.changed.notify_one();
+        }
+    }
+
+    /// Replace the line outright (the queue's position, a state change).
+    pub fn set(&self, line: String) {
+        *self.lock() = Some(line);
+        self.inner.changed.notify_waiters();
+        self.inner.changed.notify_one();
+    }
+
+    pub fn line(&self) -> Option<String> {
+        self.lock().clone()
+    }
+
+    /// Resolves at the next change (or at once if one came since the last wait ended).
+    pub async fn changed(&self) {
+        self.inner.changed.notified().await;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<String>> {
+        self.inner
+            .line
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}

@@ -1,0 +1,143 @@
+//! A job's events in the database: chunks of JSON lines, one row each, under the transcript
+//! size cap, which keeps the head and the newest tail and counts what it dropped between.
+
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{OptionalExtension, Transaction, params};
+
+use super::id::JobId;
+use super::recorder::{JobBuffer, URGENT_BYTES};
+
+/// Writes what a job's recorders gathered: its progress and session, then its events.
+pub(super) fn write_batch(
+    tx: &Transaction,
+    id: &JobId,
+    batch: &JobBuffer,
+    max: u64,
+) -> rusqlite::Result<()> {
+    if batch.progress.is_some() || batch.session_id.is_some() {
+        tx.prepare_cached(
+            "UPDATE jobs SET progress = coalesce(?2, progress), session_id = coalesce(?3, session_id)
+             WHERE id = ?1",
+        )?
+        .execute(params![id.as_str(), batch.progress, batch.session_id])?;
+    }
+    for piece in pieces(&batch.lines) {
+        append_chunk(tx, id, piece, max)?;
+    }
+    Ok(())
+}
+
+/// The lines cut into chunks of about [`URGENT_BYTES`] at most (a longer line makes a chunk
+/// of its own), so the size cap drops the middle in small steps.
+fn pieces(mut lines: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        if lines.is_empty() {
+            return None;
+        }
+        let end = if lines.len() <= URGENT_BYTES {
+            lines.len()
+        } else {
+            // After the last line that ends within the size, else after the first line.
+            lines[..URGENT_BYTES]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .or_else(|| lines.iter().position(|&b| b == b'\n'))
+                .map_or(lines.len(), |at| at + 1)
+        };
+        let (piece, rest) = lines.split_at(end);
+        lines = rest;
+        Some(piece)
+    })
+}
+
+/// Adds whole JSON lines as one chunk, then drops the oldest chunks after the head while the
+/// job holds more than `max` bytes. The newest chunk always stays.
+fn append_chunk(tx: &Transaction, id: &JobId, lines: &[u8], max: u64) -> rusqlite::Result<()> {
+    let counts: Option<(u64, u64, u64, u64)> = tx
+        .prepare_cached(
+            "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
+        )?
+        .query_row([id.as_str()], |row| {
+            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
+        })
+        .optional()?;
+    let Some((events, bytes, mut dropped_events, mut dropped_bytes)) = counts else {
+        // Never inserted, or pruned since: nothing to attach the events to.
+        tracing::debug!(job = %id, "events of an unknown job dropped");
+        return Ok(());
+    };
+    let first = events + dropped_events;
+    let count = lines.iter().filter(|&&b| b == b'\n').count() as u64;
+    let size = lines.len() as u64;
+    let head = bytes + dropped_bytes < max / 2;
+    // serde_json writes UTF-8: bound as text as it is, without checking it again.
+    let text = ToSqlOutput::Borrowed(ValueRef::Text(lines));
+    tx.prepare_cached(
+        "INSERT INTO chunks (job_id, first_event, events, bytes, head, lines)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![id.as_str(), first, count, size, head, text])?;
+    let mut kept_events = events + count;
+    let mut kept_bytes = bytes + size;
+    while kept_bytes > max {
+        let oldest: Option<(u64, u64, u64)> = tx
+            .prepare_cached(
+                "SELECT first_event, events, bytes FROM chunks
+                 WHERE job_id = ?1 AND head = 0 AND first_event < ?2
+                 ORDER BY first_event LIMIT 1",
+            )?
+            .query_row(params![id.as_str(), first], |row| {
+                Ok((row.get(0)?, row.get(1)?, row.get(2)?))
+            })
+            .optional()?;
+        let Some((oldest_first, oldest_events, oldest_bytes)) = oldest else {
+            break;
+        };
+        tx.prepare_cached("DELETE FROM chunks WHERE job_id = ?1 AND first_event = ?2")?
+            .execute(params![id.as_str(), oldest_first])?;
+        kept_events -= oldest_events;
+        kept_bytes -= oldest_bytes;
+        dropped_events += oldest_events;
+        dropped_bytes += oldest_bytes;
+    }
+    tx.prepare_cached(
+        "UPDATE jobs SET events = ?2, event_bytes = ?3, dropped_events = ?4, dropped_bytes = ?5
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id.as_str(),
+        kept_events,
+        kept_bytes,
+        dropped_events,
+        dropped_bytes
+    ])?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cut_whole_lines_of_bounded_size_and_rejoin() {
+        let short = "x".repeat(1000);
+        let long = "y".repeat(URGENT_BYTES * 2);
+        let lines: String = (0..1000)
+            .map(|i| {
+                if i == 500 {
+                    format!("{long}\n")
+                } else {
+                    format!("{short}\n")
+                }
+            })
+            .collect();
+        let cut: Vec<&[u8]> = pieces(lines.as_bytes()).collect();
+        assert!(cut.len() > 4);
+        assert_eq!(cut.concat(), lines.as_bytes());
+        for piece in &cut {
+            assert!(piece.ends_with(b"\n"));
+            let one_line = piece.iter().filter(|&&b| b == b'\n').count() == 1;
+            assert!(piece.len() <= URGENT_BYTES || one_line, "{}", piece.len());
+        }
+    }
+}

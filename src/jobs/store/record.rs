@@ -1,0 +1,260 @@
+//! What the store keeps of a job, as typed rows.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use cli_agent_engine::{AgentKind, ErrorInfo, Permission, Status, Usage};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::id::JobId;
+
+/// Where a job is in its life. `queued` and `running` are the unfinished states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+    TimedOut,
+    /// Its server ended (or was killed) before the run did.
+    Interrupted,
+}
+
+impl JobStatus {
+    pub const ALL: [JobStatus; 7] = [
+        Self::Queued,
+        Self::Running,
+        Self::Completed,
+        Self::Failed,
+        Self::Cancelled,
+        Self::TimedOut,
+        Self::Interrupted,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Completed => "completed",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+            Self::TimedOut => "timed_out",
+            Self::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn is_finished(self) -> bool {
+        !matches!(self, Self::Queued | Self::Running)
+    }
+
+    /// The job status a run's outcome gives.
+    pub fn of(status: Status) -> Self {
+        match status {
+            Status::Completed => Self::Completed,
+            Status::Failed => Self::Failed,
+            Status::Cancelled => Self::Cancelled,
+            Status::TimedOut => Self::TimedOut,
+        }
+    }
+}
+
+impl std::fmt::Display for JobStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for JobStatus {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.name() == s)
+            .ok_or_else(|| {
+                format!(
+                    "unknown job status `{s}`: expected one of queued, running, completed, \
+                     failed, cancelled, timed_out, interrupted"
+                )
+            })
+    }
+}
+
+/// How the job was started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A blocking tool call.
+    Call,
+    /// A tool call with `background: true`.
+    Background,
+    /// `cli-agent-mcp run` from a shell.
+    Command,
+}
+
+impl Origin {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Call => "call",
+            Self::Background => "background",
+            Self::Command => "command",
+        }
+    }
+}
+
+impl FromStr for Origin {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Call, Self::Background, Self::Command]
+            .into_iter()
+            .find(|origin| origin.name() == s)
+            .ok_or_else(|| format!("unknown job origin `{s}`"))
+    }
+}
+
+/// The process that owns a job. A pid alone names another process once it comes round again,
+/// so the owner is the pid together with the time it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
+pub struct Owner {
+    pub pid: u32,
+    /// Field 22 of `/proc/PID/stat`: clock ticks from boot to the process's start.
+    pub start_ticks: u64,
+}
+
+impl Owner {
+    pub fn this_process() -> Self {
+        let pid = std::process::id();
+        Self {
+            pid,
+            // Our own /proc entry is always there; 0 only on a system without /proc.
+            start_ticks: start_ticks(pid).unwrap_or(0),
+        }
+    }
+
+    /// The live process `pid`, if there is one.
+    #[cfg(test)]
+    pub fn of(pid: u32) -> Option<Self> {
+        Some(Self {
+            pid,
+            start_ticks: start_ticks(pid)?,
+        })
+    }
+
+    /// Whether this very process still exists (not another one that got its pid).
+    pub fn is_alive(&self) -> bool {
+        start_ticks(self.pid) == Some(self.start_ticks)
+    }
+}
+
+fn start_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses: fields resume after the last ')',
+    // with field 3 (the state). A zombie has exited: it owns nothing any more.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_ascii_whitespace();
+    if fields.next()? == "Z" {
+        return None;
+    }
+    fields.nth(22 - 4)?.parse().ok()
+}
+
+/// A job as first recorded.
+#[derive(Clone, Debug)]
+pub struct NewJob<'a> {
+    pub id: &'a JobId,
+    pub agent: AgentKind,
+    pub origin: Origin,
+    pub workspace: &'a Path,
+    pub permission: Permission,
+    pub model: Option<&'a str>,
+    /// The session the run resumes, if it does; replaced by the one the CLI announces.
+    pub session_id: Option<&'a str>,
+    pub prompt: &'a str,
+    /// `queued` or `running`.
+    pub status: JobStatus,
+}
+
+/// A job as the store knows it (the answer and the events are read in pages).
+#[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
+pub struct JobRecord {
+    pub id: JobId,
+    pub agent: AgentKind,
+    pub origin: Origin,
+    pub status: JobStatus,
+    pub workspace: PathBuf,
+    pub permission: Permission,
+    pub model: Option<String>,
+    /// The prompt's first 200 characters.
+    pub prompt_preview: String,
+    /// Unix milliseconds.
+    pub created_ms: u64,
+    pub started_ms: Option<u64>,
+    pub finished_ms: Option<u64>,
+    pub owner: Owner,
+    /// The last progress line.
+    pub progress: Option<String>,
+    pub session_id: Option<String>,
+    /// The answer's length in characters; 0 until the job finishes.
+    pub answer_chars: u64,
+    pub error: Option<ErrorInfo>,
+    pub usage: Option<Usage>,
+    pub transcript: TranscriptInfo,
+}
+
+/// What the store holds of a job's events, and what its size cap dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TranscriptInfo {
+    /// Events kept.
+    pub events: u64,
+    /// Their size as JSON lines.
+    pub bytes: u64,
+    pub dropped_events: u64,
+    pub dropped_bytes: u64,
+}
+
+/// Which jobs `list` returns: newest first, `limit` of them after skipping `offset`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListFilter {
+    pub status: Option<JobStatus>,
+    pub agent: Option<AgentKind>,
+    pub workspace: Option<PathBuf>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+impl Default for ListFilter {
+    fn default() -> Self {
+        Self {
+            status: None,
+            agent: None,
+            workspace: None,
+            limit: 50,
+            offset: 0,
+        }
+    }
+}
+
+/// A page of a long text: `text` starts at `offset` of `total`; `next_offset` is where the
+/// next page starts, `None` after the last.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TextPage {
+    pub text: String,
+    pub offset: u64,
+    pub total: u64,
+    pub next_offset: Option<u64>,
+}
+
+/// What asking for a job's cancel did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CancelRequest {
+    /// The owning server will see the request and cancel the run.
+    Requested { owner: Owner },
+    /// The job had already ended, in this state.
+    AlreadyFinished(JobStatus),
+    /// Its server is gone: the job is now recorded `interrupted`.
+    OwnerGone,
+}

@@ -1,0 +1,80 @@
+//! The tables, and the migration from nothing. `PRAGMA user_version` holds the schema version,
+//! so a later version adds a step to `MIGRATIONS` and older files move forward on open.
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Each step takes the schema from version `index` to `index + 1`.
+const MIGRATIONS: &[&str] = &[V1];
+
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// One row per job. `answer` is the whole answer and `outcome` the rest of the Outcome as
+/// JSON, both set when it finishes. `events`/`event_bytes` count what `chunks` holds,
+/// `dropped_*` what the size cap took out of the middle.
+const V1: &str = "
+CREATE TABLE jobs (
+    id TEXT PRIMARY KEY,
+    agent TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    status TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    permission TEXT NOT NULL,
+    model TEXT,
+    prompt_preview TEXT NOT NULL,
+    created_ms INTEGER NOT NULL,
+    started_ms INTEGER,
+    finished_ms INTEGER,
+    owner_pid INTEGER NOT NULL,
+    owner_start INTEGER NOT NULL,
+    progress TEXT,
+    session_id TEXT,
+    answer TEXT,
+    answer_chars INTEGER NOT NULL DEFAULT 0,
+    outcome TEXT,
+    cancel_requested INTEGER NOT NULL DEFAULT 0,
+    events INTEGER NOT NULL DEFAULT 0,
+    event_bytes INTEGER NOT NULL DEFAULT 0,
+    dropped_events INTEGER NOT NULL DEFAULT 0,
+    dropped_bytes INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX jobs_by_age ON jobs (created_ms);
+CREATE INDEX jobs_unfinished ON jobs (status) WHERE status IN ('queued', 'running');
+
+-- A job's events, one row per batch the recorder wrote: JSON lines, `events` of them, from
+-- index `first_event` of the whole stream. `head` marks the batches the size cap never drops.
+CREATE TABLE chunks (
+    job_id TEXT NOT NULL,
+    first_event INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    head INTEGER NOT NULL,
+    lines TEXT NOT NULL,
+    PRIMARY KEY (job_id, first_event)
+) STRICT;
+";
+
+/// Brings the database to [`VERSION`]; refuses one newer than this code.
+pub fn migrate(conn: &mut Connection) -> Result<(), MigrateError> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found: i64 = tx.pragma_query_value(None, "user_version", |row| row.get(0))?;
+    if found > VERSION {
+        return Err(MigrateError::Newer(found));
+    }
+    for step in &MIGRATIONS[found.max(0) as usize..] {
+        tx.execute_batch(step)?;
+    }
+    tx.pragma_update(None, "user_version", VERSION)?;
+    tx.commit()?;
+    Ok(())
+}
+
+pub enum MigrateError {
+    Newer(i64),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for MigrateError {
+    fn from(error: rusqlite::Error) -> Self {
+        Self::Sqlite(error)
+    }
+}

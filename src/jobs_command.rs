@@ -1,0 +1,354 @@
+//! `cli-agent-mcp jobs`: the job store from a shell. Lists, shows, prints answers, asks a
+//! job's server to cancel it, prunes. Exit codes: 0 done, 1 failed (unknown job, a job that
+//! did not complete, a cancel that could not happen, a store that cannot be used), 2 usage
+//! (a malformed id, from clap).
+
+use std::io::{IsTerminal, Write};
+use std::time::{Duration, Instant};
+
+use crate::args::{JobsAction, JobsArgs, JobsListArgs};
+use crate::jobs::store::{
+    CancelRequest, JobId, JobRecord, JobStatus, ListFilter, Store, StoreError, dir, now_ms,
+};
+
+const EXIT_FAILED: u8 = 1;
+/// How long `jobs cancel` waits for the owning server to record the job ended.
+const CANCEL_WAIT: Duration = Duration::from_secs(10);
+/// Events per page when printing a transcript.
+const TRANSCRIPT_PAGE: u64 = 1000;
+
+#[derive(Debug, thiserror::Error)]
+enum CommandError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot write to stdout: {0}")]
+    Stdout(#[from] std::io::Error),
+    /// The job did not do what was asked of it: the message says what happened.
+    #[error("{0}")]
+    Failed(String),
+}
+
+pub fn run(args: JobsArgs) -> u8 {
+    match execute(args) {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("error: {error}");
+            EXIT_FAILED
+        }
+    }
+}
+
+fn execute(args: JobsArgs) -> Result<(), CommandError> {
+    let store = Store::open_default()?;
+    // What a killed server left "running" is shown as what it is: interrupted. (`cancel`
+    // finds that out itself, and tells.)
+    if !matches!(args.action, Some(JobsAction::Cancel { .. })) {
+        store.interrupt_orphans()?;
+    }
+    let json = args.json;
+    match args.action {
+        None => list(&store, args.list, json),
+        Some(JobsAction::Show { id }) => show(&store, &id, json),
+        Some(JobsAction::Result { id, transcript }) if transcript => print_transcript(&store, &id),
+        Some(JobsAction::Result { id, .. }) => print_result(&store, &id, json),
+        Some(JobsAction::Cancel { id }) => cancel(&store, &id, json),
+        Some(JobsAction::Prune { older_than_days }) => prune(&store, older_than_days, json),
+    }
+}
+
+fn list(store: &Store, args: JobsListArgs, json: bool) -> Result<(), CommandError> {
+    let jobs = store.list(&ListFilter {
+        status: args.status,
+        agent: args.agent,
+        workspace: args
+            .workspace
+            .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir)),
+        limit: args.limit,
+        offset: 0,
+    })?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        return print_json(&mut out, &jobs);
+    }
+    if jobs.is_empty() {
+        eprintln!("no jobs in {}", store.path().display());
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{:<20}  {:<11}  {:<8}  {:>7}  {:>6}  WORKSPACE / PROMPT",
+        "ID", "STATUS", "AGENT", "CREATED", "TOOK"
+    )?;
+    let now = now_ms();
+    for job in &jobs {
+        writeln!(
+            out,
+            "{:<20}  {:<11}  {:<8}  {:>7}  {:>6}  {}  {}",
+            job.id.as_str(),
+            job.status.name(),
+            job.agent.name(),
+            ago(now, job.created_ms),
+            took(job, now),
+            job.workspace.display(),
+            one_line(&job.prompt_preview, 40),
+        )?;
+    }
+    Ok(())
+}
+
+fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
+    let job = store.get(id)?.ok_or_else(|| store_unknown(store, id))?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        return print_json(&mut out, &job);
+    }
+    let now = now_ms();
+    let owner = if job.owner.is_alive() {
+        "alive"
+    } else {
+        "gone"
+    };
+    let info = job.transcript;
+    let rows = [
+        ("status", job.status.name().to_owned()),
+        ("agent", format!("{} ({})", job.agent, job.origin.name())),
+        ("workspace", job.workspace.display().to_string()),
+        ("permission", job.permission.to_string()),
+        ("model", job.model.clone().unwrap_or_else(|| "-".into())),
+        (
+            "created",
+            format!("{} ago, took {}", ago(now, job.created_ms), took(&job, now)),
+        ),
+        ("server", format!("pid {} ({owner})", job.owner.pid)),
+        (
+            "session",
+            job.session_id.clone().unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "progress",
+            job.progress.clone().unwrap_or_else(|| "-".into()),
+        ),
+        (
+            "answer",
+            format!(
+                "{} characters: cli-agent-mcp jobs result {id}",
+                job.answer_chars
+            ),
+        ),
+        (
+            "transcript",
+            format!(
+                "{} events, {} bytes; dropped {} events, {} bytes: cli-agent-mcp jobs result --transcript {id}",
+                info.events, info.bytes, info.dropped_events, info.dropped_bytes
+            ),
+        ),
+        ("prompt", one_line(&job.prompt_preview, 200)),
+    ];
+    writeln!(out, "{id}")?;
+    for (name, value) in rows {
+        writeln!(out, "  {name:<10}  {value}")?;
+    }
+    if let Some(error) = &job.error {
+        let hint = error.hint.as_deref().unwrap_or("-");
+        writeln!(
+            out,
+            "  {:<10}  {}: {} (hint: {hint})",
+            "error",
+            kind_name(error),
+            error.message
+        )?;
+    }
+    Ok(())
+}
+
+/// The whole answer, exactly as the agent gave it; a job that did not complete also says why
+/// on stderr and exits 1.
+fn print_result(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
+    let job = store.get(id)?.ok_or_else(|| store_unknown(store, id))?;
+    if !job.status.is_finished() {
+        return Err(CommandError::Failed(format!(
+            "job {id} is still {}: no answer yet; `cli-agent-mcp jobs show {id}` shows its progress",
+            job.status
+        )));
+    }
+    let outcome = store.outcome(id)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        print_json(
+            &mut out,
+            &serde_json::json!({ "job": job, "outcome": outcome }),
+        )?;
+    } else if let Some(outcome) = &outcome {
+        out.write_all(outcome.answer.as_bytes())?;
+        // Exactly the answer into a pipe or file; on a terminal, the prompt on a line of its own.
+        if out.is_terminal() && !outcome.answer.is_empty() && !outcome.answer.ends_with('\n') {
+            writeln!(out)?;
+        }
+        out.flush()?;
+    }
+    if job.status == JobStatus::Completed {
+        return Ok(());
+    }
+    Err(CommandError::Failed(match &job.error {
+        Some(error) => format!("job {id} {}: {}", job.status, error.message),
+        None => format!("job {id} {} before it finished", job.status),
+    }))
+}
+
+fn print_transcript(store: &Store, id: &JobId) -> Result<(), CommandError> {
+    let mut out = std::io::stdout().lock();
+    let mut offset = Some(0);
+    while let Some(at) = offset {
+        let page = store
+            .transcript_page(id, at, TRANSCRIPT_PAGE)?
+            .ok_or_else(|| store_unknown(store, id))?;
+        out.write_all(page.text.as_bytes())?;
+        offset = page.next_offset;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn cancel(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
+    let pid = store.get(id)?.map_or(0, |job| job.owner.pid);
+    let (result, status, message) = match store.request_cancel(id)? {
+        CancelRequest::AlreadyFinished(status) => (
+            "already_finished",
+            status,
+            format!("job {id} had already ended ({status}): nothing to cancel"),
+        ),
+        CancelRequest::OwnerGone => (
+            "owner_gone",
+            JobStatus::Interrupted,
+            format!(
+                "the server that ran job {id} (pid {pid}) is gone: nothing can cancel it; it is \
+                 now recorded interrupted"
+            ),
+        ),
+        CancelRequest::Requested { owner } => match wait_finished(store, id)? {
+            Some(JobStatus::Cancelled) => (
+                "cancelled",
+                JobStatus::Cancelled,
+                format!("job {id} cancelled"),
+            ),
+            Some(status) => (
+                "ended",
+                status,
+                format!("job {id} ended ({status}) before the cancel took effect"),
+            ),
+            None => (
+                "not_stopped",
+                JobStatus::Running,
+                format!(
+                    "asked the server running job {id} (pid {}) to cancel it, and it has not \
+                     recorded the job ended within {} s; `cli-agent-mcp jobs show {id}` tells \
+                     when it does",
+                    owner.pid,
+                    CANCEL_WAIT.as_secs()
+                ),
+            ),
+        },
+    };
+    let mut out = std::io::stdout().lock();
+    if json {
+        print_json(
+            &mut out,
+            &serde_json::json!({ "id": id, "result": result, "status": status, "message": message }),
+        )?;
+    } else if result == "cancelled" {
+        writeln!(out, "{message}")?;
+    }
+    if result == "cancelled" {
+        return Ok(());
+    }
+    Err(CommandError::Failed(message))
+}
+
+/// The status the job ended with, polled until [`CANCEL_WAIT`] has passed.
+fn wait_finished(store: &Store, id: &JobId) -> Result<Option<JobStatus>, CommandError> {
+    let deadline = Instant::now() + CANCEL_WAIT;
+    loop {
+        let status = store.get(id)?.map(|job| job.status);
+        if let Some(status) = status.filter(|status| status.is_finished()) {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn prune(store: &Store, days: Option<u64>, json: bool) -> Result<(), CommandError> {
+    let age = match days {
+        Some(days) => Duration::from_secs(days.saturating_mul(24 * 3600)),
+        None => dir::retention()?,
+    };
+    let days = age.as_secs() / (24 * 3600);
+    let pruned = store.prune(age)?;
+    let mut out = std::io::stdout().lock();
+    if json {
+        print_json(
+            &mut out,
+            &serde_json::json!({ "pruned": pruned, "older_than_days": days }),
+        )
+    } else {
+        writeln!(
+            out,
+            "pruned {pruned} finished jobs older than {days} days from {}",
+            store.path().display()
+        )?;
+        Ok(())
+    }
+}
+
+fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
+    serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn store_unknown(store: &Store, id: &JobId) -> CommandError {
+    CommandError::Store(store.unknown_job(id))
+}
+
+fn kind_name(error: &cli_agent_engine::ErrorInfo) -> String {
+    serde_json::to_value(error.kind)
+        .ok()
+        .and_then(|kind| kind.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// How long the job ran (or has been running).
+fn took(job: &JobRecord, now: u64) -> String {
+    match (job.started_ms, job.finished_ms) {
+        (Some(start), Some(end)) => duration(end.saturating_sub(start)),
+        (Some(start), None) => format!("{}…", duration(now.saturating_sub(start))),
+        (None, _) => "-".into(),
+    }
+}
+
+fn ago(now: u64, then: u64) -> String {
+    duration(now.saturating_sub(then))
+}
+
+/// `850ms`, `42s`, `7m`, `3h`, `2d`.
+fn duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0 => format!("{ms}ms"),
+        1..60 => format!("{secs}s"),
+        60..3600 => format!("{}m", secs / 60),
+        3600..86_400 => format!("{}h", secs / 3600),
+        _ => format!("{}d", secs / 86_400),
+    }
+}
+
+/// The text on one line, cut to `max` characters.
+fn one_line(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match flat.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &flat[..cut]),
+        None => flat,
+    }
+}

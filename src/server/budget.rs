@@ -1,0 +1,67 @@
+//! Keeping a result within what a host hands its model: long text keeps its head and tail,
+//! with a line in between saying what was left out and the call that returns it.
+
+use std::borrow::Cow;
+
+/// `text` cut to at most `max` characters of its own (head and tail), with `note` (given the
+/// number of characters left out and the offset of the first) in the gap.
+pub fn head_and_tail<'a>(
+    text: &'a str,
+    max: usize,
+    note: impl Fn(usize, usize) -> String,
+) -> Cow<'a, str> {
+    let total = text.chars().count();
+    if total <= max {
+        return Cow::Borrowed(text);
+    }
+    let head = max / 2;
+    let tail = max - head;
+    let omitted = total - head - tail;
+    let head_end = byte_offset(text, head);
+    let tail_start = byte_offset(text, head + omitted);
+    Cow::Owned(format!(
+        "{}\n\n[{}]\n\n{}",
+        &text[..head_end],
+        note(omitted, head),
+        &text[tail_start..]
+    ))
+}
+
+/// The last `max` characters of `text`, marked as cut when they are not all of it.
+pub fn tail(text: &str, max: usize) -> Cow<'_, str> {
+    let total = text.chars().count();
+    if total <= max {
+        return Cow::Borrowed(text);
+    }
+    let start = byte_offset(text, total - max);
+    Cow::Owned(format!(
+        "[… {} characters before]\n{}",
+        total - max,
+        &text[start..]
+    ))
+}
+
+fn byte_offset(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(at, _)| at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_within_the_budget_is_left_whole() {
+        assert_eq!(head_and_tail("short", 5, |_, _| unreachable!()), "short");
+        assert_eq!(tail("short", 10), "short");
+    }
+
+    #[test]
+    fn long_text_keeps_head_and_tail_and_says_where_the_rest_starts() {
+        let text = "é".repeat(10) + &"x".repeat(10);
+        let cut = head_and_tail(&text, 6, |omitted, from| format!("{omitted} from {from}"));
+        assert_eq!(cut, "ééé\n\n[14 from 3]\n\nxxx");
+        assert_eq!(tail(&text, 3), "[… 17 characters before]\nxxx");
+    }
+}
