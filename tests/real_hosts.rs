@@ -281,7 +281,6 @@ macro_rules! hosted {
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            #[ignore = "needs the job tools"]
             async fn a_long_delegation_is_handed_off_and_collected_with_job_wait() {
                 super::a_long_delegation_is_handed_off_and_collected_with_job_wait($host, $inner)
                     .await;
