@@ -16,6 +16,9 @@ use common::{unique, wait_until};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
+/// Characters of answer a tool result may carry (`CAM_MAX_RESULT_CHARS`, its default).
+const BUDGET: usize = 20_000;
+
 /// A host CLI, the CLI our server runs for it, and the mock both talk to.
 struct World {
     mock: MockModel,
@@ -37,6 +40,7 @@ impl World {
             (inner.agent.bin_env_var(), path(&inner.wrapper)),
             ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
             ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
+            ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
             // Our server and its guardian count as the host's processes.
             ("CAM_TEST_TAG", tag),
         ]);
@@ -269,6 +273,39 @@ async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(
     world.assert_nothing_left().await;
 }
 
+/// The inner CLI is codex for both hosts: claude 2.1.197 exits before a pipe has taken all of
+/// a 1 MiB stream-json line (its last lines come out cut), which is not what this proves.
+async fn a_huge_answer_reaches_the_host_within_the_budget(host: AgentKind) {
+    let inner = AgentKind::Codex;
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    const HUGE: usize = 1 << 20;
+    let marker = unique("big");
+    let inner_prompt = format!("LONG: {HUGE} ANSWER: {marker}");
+    let prompt = script(inner, &json!({ "prompt": inner_prompt }), None);
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.contains("job_result"), "{answer}");
+    let results = world.host_requests_with_result(&marker);
+    let result = results
+        .first()
+        .and_then(|request| request["tool_output"].as_str())
+        .expect("the host passed on our result");
+    assert!(
+        result.len() < BUDGET + 2_000,
+        "{} characters of result reached the host's model",
+        result.len()
+    );
+    assert!(
+        result.contains(&format!("\"answer_chars\":{HUGE}")) && result.contains("job_result"),
+        "the result neither says how long the answer is nor how to page it: {result}"
+    );
+    world.assert_nothing_left().await;
+}
+
 /// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.
 macro_rules! hosted {
     ($module:ident: $host:ident hosts $inner:ident) => {
@@ -278,6 +315,11 @@ macro_rules! hosted {
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn a_plain_delegation_returns_the_inner_answer_to_the_host() {
                 super::a_plain_delegation_returns_the_inner_answer_to_the_host($host, $inner).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_huge_answer_reaches_the_host_within_the_budget() {
+                super::a_huge_answer_reaches_the_host_within_the_budget($host).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
