@@ -12,13 +12,23 @@
 //!    SIGINT/SIGTERM and leaves group children, a session child, a daemon and a stdout holder:
 //!    35 processes), p50 and p99 of 20; what the guardian costs the server's start (its spawn,
 //!    timed as the server does it), and the guardian's RSS.
-//! 6. Stream throughput: one call, with progress reports, whose CLI (the sh stand-in
-//!    tests/fixtures/quick-cli/codex with `stream=FILE`, which execs `awk '{ print; fflush() }'
-//!    FILE`: one write per line, as fast as the kernel takes them) writes a long codex run of
-//!    200000 events of about 100 bytes each (22.5 MB, as the issue measured): the stream's MB
-//!    per CPU-second of the server (utime + stime from /proc around the call, 10 ms ticks), the
-//!    call's wall time against the same stand-in with the same prompt writing to /dev/null
-//!    (started by the bench, timed from spawn to exit), and the server's peak RSS.
+//! 6. Stream throughput: a long codex run of 200000 events of about 100 bytes each (22.5 MB, as
+//!    the issue measured), written by two stand-ins, each called with progress reports:
+//!    - as fast as the kernel takes it: tests/fixtures/quick-cli/codex with `stream=FILE` execs
+//!      `awk '{ print; fflush() }' FILE` (one write per line). 10 calls on one server: the
+//!      MB of stream per CPU-second of the server (utime + stime from /proc around the calls,
+//!      in 10 ms ticks, so summed over the 10), the call's wall time (p50) against the same
+//!      stand-in with the same prompt writing to /dev/null (started by the bench, spawn to
+//!      exit, p50 of 10), and the server's peak RSS after the first call and after the last.
+//!      This stand-in writes as fast as one core allows, so the server's share of the wall
+//!      time is its whole CPU time whenever the two do not run at once (two cores, shared with
+//!      whatever else runs): the ratio is about (writer + server) / writer, and 1.3x would
+//!      need the server to parse a line in under a third of the time the writer takes to
+//!      write it.
+//!    - paced at 50000 events a second (a python3 script the bench writes): faster than any
+//!      real CLI writes (its events follow a model's output, tens to hundreds a second), yet
+//!      a pace: the wall ratio says whether the server keeps up with its writer and adds no
+//!      delay of its own; with the same CPU and RSS figures.
 //! 7. Start/cancel stress: 2000 calls of the stand-in, each cancelled once it runs: processes
 //!    of the runs left, the server's open fds and zombie children, and its RSS at the start,
 //!    the middle and the end.
@@ -37,6 +47,8 @@
 
 #[path = "../tests/common/mod.rs"]
 mod common;
+#[path = "../tests/common/long_run.rs"]
+mod long_run;
 #[path = "../tests/mcp/mod.rs"]
 mod mcp;
 
@@ -282,52 +294,47 @@ fn quick_cli() -> std::path::PathBuf {
 
 /// A server whose codex is the sh stand-in.
 async fn quick_server() -> Server {
+    server_with_codex(&quick_cli()).await
+}
+
+async fn server_with_codex(codex: &std::path::Path) -> Server {
     let mut server = Server::builder()
-        .env("CAM_CODEX_BIN", quick_cli())
+        .env("CAM_CODEX_BIN", codex)
         .env("CAM_LOG", "warn")
         .spawn();
     server.initialize().await;
     server
 }
 
-/// A long codex run of `events` lines, about 100 bytes each, as the issue measured: in every
-/// ten, a shell command started and completed (with a line of output), seven reasoning items
-/// and an agent message; a final message.
-fn long_codex_stream(events: usize) -> String {
-    let mut stream = String::with_capacity(events * 110);
-    stream.push_str(
-        "{\"type\":\"thread.started\",\"thread_id\":\"0199a213-81c0-7800-8aa1-bbab2a035a53\"}\n",
-    );
-    stream.push_str("{\"type\":\"turn.started\"}\n");
-    let body = events.saturating_sub(4);
-    for n in 0..body {
-        let line = match n % 10 {
-            0 => format!(
-                "{{\"type\":\"item.started\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"command_execution\",\"command\":\"cargo test m{n}\",\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"in_progress\"}}}}\n"
-            ),
-            1 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{0}\",\"type\":\"command_execution\",\"command\":\"cargo test m{0}\",\"aggregated_output\":\"ok\\n\",\"exit_code\":0,\"status\":\"completed\"}}}}\n",
-                n - 1
-            ),
-            8 => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"agent_message\",\"text\":\"m{n} passes.\"}}}}\n"
-            ),
-            _ => format!(
-                "{{\"type\":\"item.completed\",\"item\":{{\"id\":\"item_{n}\",\"type\":\"reasoning\",\"text\":\"**Step {n}**\"}}}}\n"
-            ),
-        };
-        stream.push_str(&line);
-    }
-    stream.push_str("{\"type\":\"item.completed\",\"item\":{\"id\":\"item_last\",\"type\":\"agent_message\",\"text\":\"long-run-done\"}}\n");
-    stream.push_str("{\"type\":\"turn.completed\",\"usage\":{\"input_tokens\":9000,\"cached_input_tokens\":0,\"output_tokens\":900,\"reasoning_output_tokens\":90}}\n");
-    stream
-}
+/// The calls of the fast stream measured together: the CPU clock of /proc moves in 10 ms
+/// ticks, a tenth of one call's CPU time.
+const STREAM_CALLS: usize = 10;
+/// The pace of the second stand-in, in events per second: far above any real CLI, whose
+/// events follow a model's output (tens to a few hundred tokens a second), yet a rate the
+/// server must keep up with.
+const PACE: u32 = 50_000;
 
-/// The stand-in writing `prompt`'s stream to /dev/null, as it would to the server.
-fn stand_in_to_dev_null(prompt: &str) -> Duration {
+/// A codex stand-in that writes FILE (`stream=FILE` in its prompt, as quick-cli takes it) at
+/// `PACE` lines a second, one write per line, as a CLI flushes each event.
+const PACED_CLI: &str = r#"#!/usr/bin/env python3
+import sys, time
+path = sys.stdin.readline().split("stream=", 1)[1].split()[0]
+out = sys.stdout.buffer
+start = time.monotonic()
+with open(path, "rb") as lines:
+    for n, line in enumerate(lines):
+        late = start + n / PACE - time.monotonic()
+        if late > 0:
+            time.sleep(late)
+        out.write(line)
+        out.flush()
+"#;
+
+/// `cli` writing `prompt`'s stream to /dev/null, as it would to the server.
+fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
     use std::io::Write;
     let started = Instant::now();
-    let mut child = std::process::Command::new(quick_cli())
+    let mut child = std::process::Command::new(cli)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .spawn()
@@ -341,39 +348,93 @@ fn stand_in_to_dev_null(prompt: &str) -> Duration {
     started.elapsed()
 }
 
+/// What `calls` calls of `prompt` cost `server`.
+struct StreamCost {
+    /// CPU seconds per call, their mean.
+    cpu: f64,
+    walls: Vec<Duration>,
+    /// The server's peak RSS after the first call, and after the last, in KiB.
+    first_peak_kib: u64,
+    last_peak_kib: u64,
+}
+
+async fn stream_calls(server: &mut Server, prompt: &str, calls: usize) -> StreamCost {
+    let before = cpu_seconds(server.pid());
+    let mut walls = Vec::with_capacity(calls);
+    let mut first_peak_kib = 0;
+    for n in 0..calls {
+        let started = Instant::now();
+        let token = format!("stream-{n}");
+        let id = server
+            .start_call("codex", json!({"prompt": prompt}), Some(&token))
+            .await;
+        let result = server.result(id).await;
+        walls.push(started.elapsed());
+        assert_eq!(
+            result["structuredContent"]["answer"], "long-run-done",
+            "{result}"
+        );
+        if n == 0 {
+            first_peak_kib = ProcStatus::read(server.pid()).peak_rss_kib;
+        }
+    }
+    StreamCost {
+        cpu: (cpu_seconds(server.pid()) - before) / calls as f64,
+        walls,
+        first_peak_kib,
+        last_peak_kib: ProcStatus::read(server.pid()).peak_rss_kib,
+    }
+}
+
 async fn report_stream_throughput(events: usize) {
     let dir = common::TempDir::new("bench-stream");
     let path = dir.path().join("long-run.jsonl");
-    let stream = long_codex_stream(events);
+    let stream = long_run::long_codex_stream(events);
     std::fs::write(&path, &stream).expect("write the stream");
     let prompt = format!("stream={}\n", path.display());
-    let alone = stand_in_to_dev_null(&prompt);
-
-    let mut server = quick_server().await;
-    let before = cpu_seconds(server.pid());
-    let started = Instant::now();
-    let id = server
-        .start_call("codex", json!({"prompt": prompt}), Some("stream"))
-        .await;
-    let result = server.result(id).await;
-    let wall = started.elapsed();
-    let cpu = cpu_seconds(server.pid()) - before;
-    assert_eq!(
-        result["structuredContent"]["answer"], "long-run-done",
-        "{result}"
-    );
-    let status = ProcStatus::read(server.pid());
     let mb = stream.len() as f64 / 1e6;
+    let per_cpu_second = |cpu: f64| {
+        format!(
+            "{:.0} MB per server CPU-second ({cpu:.3} s, {:.0} ns per event)",
+            mb / cpu.max(1e-3),
+            cpu * 1e9 / events as f64
+        )
+    };
+
+    let mut alone: Vec<Duration> = (0..STREAM_CALLS)
+        .map(|_| stand_in_to_dev_null(&quick_cli(), &prompt))
+        .collect();
+    let mut server = quick_server().await;
+    let mut cost = stream_calls(&mut server, &prompt, STREAM_CALLS).await;
+    let (wall, alone) = (percentile(&mut cost.walls, 50), percentile(&mut alone, 50));
     println!(
-        "stream of {events} events ({mb:.1} MB, one write per line): {:.0} MB per server \
-         CPU-second ({cpu:.3} s, {:.0} ns per event), wall {} vs {} for the stand-in alone \
-         ({:.2}x), peak RSS {} MiB",
-        mb / cpu.max(1e-3),
-        cpu * 1e9 / events as f64,
+        "stream of {events} events ({mb:.1} MB) as fast as the kernel takes them (awk, one \
+         write per line), {STREAM_CALLS} calls: {}; wall p50 {} vs {} for the stand-in alone \
+         ({:.2}x); peak RSS {} MiB after the first call, {} after the last",
+        per_cpu_second(cost.cpu),
         ms(wall),
         ms(alone),
         wall.as_secs_f64() / alone.as_secs_f64(),
-        mib(status.peak_rss_kib)
+        mib(cost.first_peak_kib),
+        mib(cost.last_peak_kib)
+    );
+
+    let paced = dir.path().join("paced-codex");
+    std::fs::write(&paced, PACED_CLI.replace("PACE", &PACE.to_string()))
+        .expect("write the paced stand-in");
+    std::fs::set_permissions(&paced, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make the paced stand-in executable");
+    let alone = stand_in_to_dev_null(&paced, &prompt);
+    let mut server = server_with_codex(&paced).await;
+    let cost = stream_calls(&mut server, &prompt, 1).await;
+    println!(
+        "the same stream paced at {PACE} events/s (python3, one write per line): {}; wall {} \
+         vs {} for the stand-in alone ({:.3}x); peak RSS {} MiB",
+        per_cpu_second(cost.cpu),
+        ms(cost.walls[0]),
+        ms(alone),
+        cost.walls[0].as_secs_f64() / alone.as_secs_f64(),
+        mib(cost.last_peak_kib)
     );
 }
 

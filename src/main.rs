@@ -20,6 +20,7 @@ fn main() -> ExitCode {
     if args.next().is_some_and(|arg| arg == GUARDIAN_COMMAND) {
         return guard(args.next());
     }
+    return_large_blocks_when_freed();
     let cli = Cli::parse();
     let command = cli.command.unwrap_or(Command::Serve(cli.serve));
     if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
@@ -51,6 +52,18 @@ fn main() -> ExitCode {
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+/// Blocks of 128 KiB and more (a long run's transcript, its result) are mapped on their own
+/// and given back when freed. glibc would otherwise raise that threshold after the first such
+/// block is freed and carve the next ones from its heaps, which then keep them: the server's
+/// peak RSS grew from 16 to 21-24 MiB over ten runs of the stream bench; it stays at 14.
+fn return_large_blocks_when_freed() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: mallopt only changes a setting of the allocator; no other thread exists yet.
+    unsafe {
+        nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
 }
 
 /// Before the first run: the guardian that kills our runs' processes if we are killed.

@@ -3,6 +3,12 @@
 //! 1. Event parsing: each dialect's parser over ~64 MiB of the real CLIs' golden captures in
 //!    `tests/fixtures/captures/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
 //!    MB/s and events/s, best of 3 passes.
+//! 4. Per event on the server bench's long codex run (200000 events, tests/common/long_run.rs):
+//!    the CPU time (of this thread, so other load on the machine counts less) each stage of the
+//!    server's path costs, best of 3 passes: splitting the lines and
+//!    parsing them; the one-line description the progress observer makes of each event; and
+//!    `serde_json::to_writer` of each event into a reused buffer, as a job store's recorder
+//!    would write it, and `AgentEvent::write_json`, which writes the same bytes.
 //! 2. Spawn to first event: `Engine::run` of the fake CLI (`tests/fixtures/bin/<cli>`), from
 //!    just before the call to the first event the observer sees; p50 and p95 of 20 runs. The fake
 //!    is a Python script, so this includes the interpreter's start-up, printed alongside.
@@ -10,6 +16,9 @@
 //!    sees and from the CLI's exit (watched with `waitid(WNOWAIT)`, which leaves the reaping to
 //!    the engine): the exit wait, the teardown sweep and the drain. p50 and p95 of 20 runs, and
 //!    once more for codex with leftover children the teardown has to kill.
+//!
+//! `cargo bench -p cli-agent-engine --bench engine -- long` runs only the sections named
+//! (parse, spawn, exit, long).
 //!
 //! It takes about half a minute on two cores; no harness, only `std::time::Instant`.
 
@@ -25,6 +34,9 @@ use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
+
+#[path = "../../tests/common/long_run.rs"]
+mod long_run;
 
 const STREAM_BYTES: usize = 64 * 1024 * 1024;
 const BIG_MESSAGE_BYTES: usize = 1024 * 1024;
@@ -42,8 +54,15 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("cli-agent-engine benchmarks ({cores} cores)");
 
-    report_parse_throughput(&fixtures.join("captures"));
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    let wanted = |section: &str| only.is_empty() || only.iter().any(|name| name == section);
 
+    if wanted("parse") {
+        report_parse_throughput(&fixtures.join("captures"));
+    }
     let workspace = Workspace::create();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -51,8 +70,15 @@ fn main() {
         .expect("build the tokio runtime");
     let bin = fixtures.join("bin");
     let engine = Engine::new(fake_cli_config(&bin));
-    report_spawn_to_first_event(&runtime, &engine, &bin, workspace.path());
-    report_exit_to_outcome(&runtime, &engine, workspace.path());
+    if wanted("spawn") {
+        report_spawn_to_first_event(&runtime, &engine, &bin, workspace.path());
+    }
+    if wanted("exit") {
+        report_exit_to_outcome(&runtime, &engine, workspace.path());
+    }
+    if wanted("long") {
+        report_long_run_stages();
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -169,6 +195,107 @@ fn parse_pass(case: &ParseCase) -> (Duration, usize) {
     let elapsed = started.elapsed();
     assert_eq!(issues, 0, "{} {}: lines not parsed", case.agent, case.label);
     (elapsed, count)
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. Per event on a long run
+
+const LONG_RUN_EVENTS: usize = 200_000;
+
+fn report_long_run_stages() {
+    let stream = long_run::long_codex_stream(LONG_RUN_EVENTS);
+    let mut events = Vec::with_capacity(LONG_RUN_EVENTS);
+    parse_stream(&stream, |event| events.push(event));
+    let parse = best_of(|| parse_stream(&stream, drop));
+    let mut line = String::new();
+    let describe = best_of(|| {
+        let started = CpuTime::now();
+        for event in &events {
+            black_box(event.describe_into(&mut line));
+        }
+        started.elapsed()
+    });
+    let mut record = Vec::with_capacity(1 << 20);
+    let serialize = best_of(|| {
+        let started = CpuTime::now();
+        for event in &events {
+            record.clear();
+            serde_json::to_writer(&mut record, event).expect("an event serializes");
+            record.push(b'\n');
+            black_box(&record);
+        }
+        started.elapsed()
+    });
+    let write_json = best_of(|| {
+        let started = CpuTime::now();
+        for event in &events {
+            record.clear();
+            event.write_json(&mut record);
+            record.push(b'\n');
+            black_box(&record);
+        }
+        started.elapsed()
+    });
+    println!();
+    println!(
+        "4. Per event on the server bench's long codex run ({} events, {:.1} MB): CPU time, best of {PARSE_PASSES}",
+        events.len(),
+        stream.len() as f64 / 1e6
+    );
+    for (stage, elapsed) in [
+        ("split and parse (from_utf8 + parse_line)", parse),
+        ("describe_into (the progress line)", describe),
+        ("serde_json::to_writer into a reused Vec", serialize),
+        ("AgentEvent::write_json (the same bytes)", write_json),
+    ] {
+        println!(
+            "   {stage:<44} {:>6.0} ns/event",
+            elapsed.as_secs_f64() * 1e9 / events.len() as f64
+        );
+    }
+}
+
+/// Every line of a codex `stream` parsed as the supervisor does it, each event handed to
+/// `take`; how long that took.
+fn parse_stream(stream: &str, mut take: impl FnMut(AgentEvent)) -> Duration {
+    let mut parser = dialect::for_agent(AgentKind::Codex);
+    let mut events = Vec::new();
+    let started = CpuTime::now();
+    for line in stream.split_terminator('\n') {
+        let text = std::str::from_utf8(black_box(line.as_bytes())).expect("UTF-8");
+        let _ = parser.parse_line(text, &mut events);
+        events.drain(..).for_each(&mut take);
+    }
+    started.elapsed()
+}
+
+/// This thread's CPU time: what a stage costs, whatever else the machine runs meanwhile.
+struct CpuTime(Duration);
+
+impl CpuTime {
+    fn now() -> Self {
+        use nix::libc::{CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec};
+        let mut time = timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: clock_gettime only writes the timespec it is given.
+        let read = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
+        assert_eq!(read, 0, "read this thread's CPU time");
+        let nanos = u32::try_from(time.tv_nsec).expect("nanoseconds below 10^9");
+        Self(Duration::new(time.tv_sec.unsigned_abs(), nanos))
+    }
+
+    fn elapsed(&self) -> Duration {
+        Self::now().0 - self.0
+    }
+}
+
+fn best_of(mut pass: impl FnMut() -> Duration) -> Duration {
+    (0..PARSE_PASSES)
+        .map(|_| pass())
+        .min()
+        .expect("at least one pass")
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ mod engine;
 pub mod environment;
 pub mod error;
 pub mod event;
+mod event_json;
 mod locate;
 pub mod outcome;
 pub mod process;

@@ -13,13 +13,13 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
-use tokio::process::{ChildStderr, ChildStdout};
+use tokio::process::ChildStderr;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::dialect::{self, Dialect};
 use crate::event::AgentEvent;
-use crate::process::{self, Leader, Line, LineReader, RunMarker, SpawnedCli, StderrTail};
+use crate::process::{self, Leader, Line, LineReader, Pipe, RunMarker, SpawnedCli, StderrTail};
 use crate::request::AgentKind;
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
@@ -112,7 +112,7 @@ pub async fn supervise(
 
 /// The CLI's stdout, split into lines, and the tail of its stderr.
 struct Output {
-    stdout: LineReader<ChildStdout>,
+    stdout: LineReader<Pipe>,
     stderr: StderrTail<ChildStderr>,
 }
 
@@ -216,7 +216,7 @@ impl<'o> RunState<'o> {
 
     /// Take every complete line stdout has read; returns a reason to stop the CLI, if one
     /// of them gives one.
-    fn take_lines(&mut self, stdout: &mut LineReader<ChildStdout>) -> Option<StopCause> {
+    fn take_lines(&mut self, stdout: &mut LineReader<Pipe>) -> Option<StopCause> {
         let mut cause = None;
         let mut news = false;
         while let Some(line) = stdout.next_line() {

@@ -111,10 +111,11 @@ fn raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValu
 impl<'a> Item<'a> {
     /// The item of a line whose type is `kind`, with the field types each item type needs.
     fn read(line: &'a str, kind: &str) -> Result<Self, LineIssue> {
-        let item = match quick_item(line) {
-            Some(item) => item,
-            None => fields::<ItemLine>(line, kind)?.item,
-        };
+        // Filled in place: an item is large, and moving it costs more than reading it.
+        let mut item = RawItem::default();
+        if quick_item(line, &mut item).is_none() {
+            item = fields::<ItemLine>(line, kind)?.item;
+        }
         let field = Fields { kind };
         let tag = field.required("type", item.tag)?;
         let owned = |text: Option<Cow<str>>| text.map(Cow::into_owned);
@@ -161,31 +162,30 @@ impl<'a> Item<'a> {
     }
 }
 
-/// The item of a line whose fields are all flat (see [`super::scan`]), read as serde would
-/// read it; `None` when serde has to.
-fn quick_item(line: &str) -> Option<RawItem<'_>> {
+/// The item of a line whose fields are all flat (see [`super::scan`]), read into `item` as
+/// serde would read it; `None` when serde has to.
+fn quick_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<()> {
     let mut scan = Scanner::new(line);
     scan.open()?;
-    let mut item = None;
+    let mut found = false;
     let mut first = true;
     while let Some(key) = scan.key(first)? {
         first = false;
         if key != "item" {
             scan.value()?;
-        } else if item.is_none() {
-            item = Some(quick_item_fields(&mut scan)?);
+        } else if !found {
+            quick_item_fields(&mut scan, item)?;
+            found = true;
         } else {
             // serde reports the duplicate.
             return None;
         }
     }
-    scan.at_end().then_some(())?;
-    item
+    (scan.at_end() && found).then_some(())
 }
 
-fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
+fn quick_item_fields<'a>(scan: &mut Scanner<'a>, item: &mut RawItem<'a>) -> Option<()> {
     scan.open()?;
-    let mut item = RawItem::default();
     // The fields met, one bit each, as serde fails a line that repeats one.
     let mut seen = 0u16;
     let mut first = true;
@@ -215,7 +215,7 @@ fn quick_item_fields<'a>(scan: &mut Scanner<'a>) -> Option<RawItem<'a>> {
             None => item.query = scalar.and_then(Scalar::into_string),
         }
     }
-    Some(item)
+    Some(())
 }
 
 /// The slot of a field the fast path reads (`None` for `query`), and a bit of its own.
@@ -841,9 +841,10 @@ mod tests {
                 ] {
                     let next = line[at..].chars().next().map_or(0, char::len_utf8);
                     let mutated = format!("{}{with}{}", &line[..at], &line[at + next..]);
-                    let Some(item) = quick_item(&mutated) else {
+                    let mut item = RawItem::default();
+                    if quick_item(&mutated, &mut item).is_none() {
                         continue;
-                    };
+                    }
                     fast += 1;
                     let slow = fields::<ItemLine>(&mutated, "item.completed");
                     let slow = slow.map(|line| format!("{:?}", line.item));

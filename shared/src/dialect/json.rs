@@ -77,6 +77,7 @@ pub(super) struct Fields<'k> {
 }
 
 impl Fields<'_> {
+    #[inline]
     pub fn required<'a>(
         &self,
         name: &str,
@@ -86,6 +87,7 @@ impl Fields<'_> {
             .ok_or_else(|| self.malformed(format!("missing field `{name}`")))
     }
 
+    #[inline]
     pub fn optional<'a>(
         &self,
         name: &str,
@@ -98,6 +100,7 @@ impl Fields<'_> {
         }
     }
 
+    #[inline]
     pub fn optional_int(
         &self,
         name: &str,
@@ -110,6 +113,7 @@ impl Fields<'_> {
         }
     }
 
+    #[cold]
     fn malformed(&self, reason: String) -> LineIssue {
         LineIssue::Malformed {
             event_type: self.kind.to_owned(),

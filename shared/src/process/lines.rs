@@ -8,12 +8,14 @@
 //! [`LineReader::fill_paced`] reads a busy pipe in batches (see [`Pacing`]).
 
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::io::{AsyncRead, AsyncReadExt};
+
+use super::pipe::Pipe;
 
 /// One line of output.
 #[derive(Debug, PartialEq, Eq)]
@@ -101,15 +103,20 @@ impl<R> LineReader<R> {
 
     /// Drop the bytes already handed out and make room for one more read.
     fn make_room(&mut self) {
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.start = 0;
-        }
-        if self.buf.capacity() > KEPT_CAPACITY && self.buf.len() < READ_SIZE {
-            self.buf.shrink_to(2 * READ_SIZE);
-        }
-        self.buf.reserve(READ_SIZE);
+        make_room(&mut self.buf, &mut self.start);
     }
+}
+
+/// Drop `buf[..start]`, the bytes already handed out, and make room for one more read.
+fn make_room(buf: &mut Vec<u8>, start: &mut usize) {
+    if *start > 0 {
+        buf.drain(..*start);
+        *start = 0;
+    }
+    if buf.capacity() > KEPT_CAPACITY && buf.len() < READ_SIZE {
+        buf.shrink_to(2 * READ_SIZE);
+    }
+    buf.reserve(READ_SIZE);
 }
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
@@ -127,19 +134,23 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
 /// How long a reader that keeps up with a busy writer waits before its next read, so that one
 /// wake-up takes many lines rather than one.
 const BATCH_WAIT: Duration = Duration::from_millis(1);
-/// A writer giving at least this much per `BATCH_WAIT` is busy.
-const BUSY_BYTES: u128 = 4096;
+/// Reads closer together than this mean a busy writer: a read after a wait comes one
+/// `BATCH_WAIT` after the one before, so batching goes on while the writer does.
+const BUSY_GAP: Duration = Duration::from_millis(2);
+/// A writer giving at least this much per `BATCH_WAIT` fills a pipe during a wait.
+const FAST_BYTES: u128 = 4096;
 /// A read this large means the reader is behind: it reads again at once, as waiting would
 /// only delay it.
 const BEHIND_BYTES: usize = 64 * 1024;
-/// The pipe size asked for once the writer proves busy: room for what a fast writer writes
-/// during a wait (the default 64 KiB would make it block). Only busy pipes ask, so that many
-/// quiet runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
+/// The pipe size asked for once the writer proves fast: room for what it writes during a
+/// wait (the default 64 KiB would make it block). Only fast pipes ask, so that many quiet
+/// runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
 const BUSY_PIPE_BYTES: i32 = 1 << 20;
 
-/// When to read: at once while the output is sparse or the reader is behind; after a short
-/// wait while a busy writer is kept up with. A CLI flushes every event, so a reader that keeps
-/// up wakes once per line, and the wake-ups cost more than the parsing.
+/// When to read: at once while reads are sparse or the reader is behind; after a short wait
+/// while they come often. A CLI flushes every event, so a reader that keeps up wakes once per
+/// line, and a wake-up costs more than parsing the line; how often the reads come, not how
+/// much each takes, tells a writer that keeps it waking.
 #[derive(Default)]
 struct Pacing {
     batching: bool,
@@ -148,34 +159,48 @@ struct Pacing {
 }
 
 impl Pacing {
-    /// Note a read of `bytes`; true when the pipe should grow now.
-    fn note(&mut self, bytes: usize) -> bool {
-        let now = Instant::now();
+    /// Note a read of `bytes` made `now`; true when the pipe should grow now.
+    fn note(&mut self, bytes: usize, now: Instant) -> bool {
         let since = self.last_read.map_or(Duration::MAX, |at| now - at);
         self.last_read = Some(now);
-        let busy = bytes as u128 * BATCH_WAIT.as_micros() >= BUSY_BYTES * since.as_micros();
-        self.batching = busy && bytes > 0 && bytes < BEHIND_BYTES;
-        busy && bytes > 0 && !std::mem::replace(&mut self.grown, true)
+        let fast = bytes as u128 * BATCH_WAIT.as_micros() >= FAST_BYTES * since.as_micros();
+        self.batching = since < BUSY_GAP && bytes > 0 && bytes < BEHIND_BYTES;
+        fast && bytes > 0 && !std::mem::replace(&mut self.grown, true)
     }
 }
 
-impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
-    /// [`LineReader::fill`], after a short wait while the writer is busy (see [`Pacing`]).
-    /// Cancel-safe: nothing is read during the wait.
+impl LineReader<Pipe> {
+    /// Wait for more output, after a short wait while the writer is busy (see [`Pacing`]);
+    /// returns how many bytes came, 0 at its end. During that wait the pipe is not watched,
+    /// so the writes that fill it wake nobody. Cancel-safe: nothing is read during a wait.
     pub async fn fill_paced(&mut self) -> io::Result<usize> {
-        let batching = self.pacing.batching;
-        if batching {
+        let mut read = Err(io::ErrorKind::WouldBlock.into());
+        if self.pacing.batching {
+            self.inner.unwatch();
             tokio::time::sleep(BATCH_WAIT).await;
-        }
-        let mut read = self.fill().await;
-        if batching && let Ok(first) = read {
             // Take all that piled up, not one buffer of it.
-            read = self
-                .fill_now(BUSY_PIPE_BYTES as usize)
-                .map(|rest| first + rest);
+            read = self.read_now(BUSY_PIPE_BYTES as usize);
+        }
+        if read
+            .as_ref()
+            .is_err_and(|error| error.kind() == io::ErrorKind::WouldBlock)
+        {
+            let Self {
+                inner,
+                buf,
+                start,
+                eof,
+                ..
+            } = self;
+            read = inner
+                .read_when_ready(|fd| read_now(fd, buf, start, eof, BEHIND_BYTES))
+                .await;
+        }
+        if read.is_err() {
+            self.eof = true;
         }
         if let Ok(bytes) = read
-            && self.pacing.note(bytes)
+            && self.pacing.note(bytes, Instant::now())
             && let Err(error) = fcntl(self.inner.as_fd(), FcntlArg::F_SETPIPE_SZ(BUSY_PIPE_BYTES))
         {
             // The default size still works, with more wake-ups.
@@ -183,32 +208,54 @@ impl<R: AsyncRead + AsFd + Unpin> LineReader<R> {
         }
         read
     }
-}
 
-impl<R: AsFd> LineReader<R> {
     /// Read what the pipe holds now, up to about `limit` bytes, without waiting and without
     /// the async runtime (whose readiness news may lag behind a busy machine). Returns the
     /// bytes read; the output may have ended (see [`LineReader::is_done`]).
     pub fn fill_now(&mut self, limit: usize) -> io::Result<usize> {
-        let mut total = 0;
-        while total < limit && !self.eof {
-            self.make_room();
-            let len = self.buf.len();
-            self.buf.resize(len + READ_SIZE, 0);
-            let read = read_ready(&self.inner, &mut self.buf[len..]);
-            let got = match read {
-                Ok(Some(n)) => n,
-                Ok(None) | Err(_) => 0,
-            };
-            self.buf.truncate(len + got);
-            match read? {
-                Some(0) => self.eof = true,
-                Some(n) => total += n,
-                None => break,
-            }
+        match self.read_now(limit) {
+            Err(error) if error.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            read => read,
         }
-        Ok(total)
     }
+
+    fn read_now(&mut self, limit: usize) -> io::Result<usize> {
+        let fd = self.inner.as_fd();
+        read_now(fd, &mut self.buf, &mut self.start, &mut self.eof, limit)
+    }
+}
+
+/// Read what `fd` (non-blocking) holds now into `buf`, making room as it goes, up to about
+/// `limit` bytes; `WouldBlock` when it held nothing. Sets `eof` at the end of the output.
+fn read_now(
+    fd: BorrowedFd<'_>,
+    buf: &mut Vec<u8>,
+    start: &mut usize,
+    eof: &mut bool,
+    limit: usize,
+) -> io::Result<usize> {
+    let mut total = 0;
+    while total < limit && !*eof {
+        make_room(buf, start);
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: read(2) writes at most `spare.len()` bytes, into the buffer's spare capacity.
+        let got =
+            unsafe { nix::libc::read(fd.as_raw_fd(), spare.as_mut_ptr().cast(), spare.len()) };
+        match usize::try_from(got) {
+            Ok(0) => *eof = true,
+            Ok(n) => {
+                // SAFETY: read(2) initialised these `n` bytes of the spare capacity.
+                unsafe { buf.set_len(buf.len() + n) };
+                total += n;
+            }
+            Err(_) => match Errno::last() {
+                Errno::EINTR => {}
+                Errno::EAGAIN if total > 0 => break,
+                errno => return Err(errno.into()),
+            },
+        }
+    }
+    Ok(total)
 }
 
 /// One read of `fd` that never blocks: `Some(0)` at the end of output, `None` when nothing
@@ -259,14 +306,14 @@ mod tests {
     async fn a_busy_writer_is_read_in_batches_without_losing_a_line() {
         use std::io::Write;
         const LINES: usize = 50_000;
-        let (sender, receiver) = tokio::net::unix::pipe::pipe().unwrap();
-        let mut sender = std::fs::File::from(sender.into_blocking_fd().unwrap());
+        let (receiver, sender) = nix::unistd::pipe().unwrap();
+        let mut sender = std::fs::File::from(sender);
         let writer = std::thread::spawn(move || {
             for n in 0..LINES {
                 sender.write_all(format!("line {n}\n").as_bytes()).unwrap();
             }
         });
-        let mut reader = LineReader::new(receiver, 1024);
+        let mut reader = LineReader::new(Pipe::new(receiver).unwrap(), 1024);
         let mut next = 0;
         while !reader.is_done() {
             reader.fill_paced().await.unwrap();
@@ -277,6 +324,29 @@ mod tests {
         }
         writer.join().unwrap();
         assert_eq!(next, LINES);
+    }
+
+    #[test]
+    fn reads_that_come_often_are_batched_and_sparse_or_large_ones_are_not() {
+        let start = Instant::now();
+        let at = |micros: u64| start + Duration::from_micros(micros);
+        let mut pacing = Pacing::default();
+        pacing.note(100, at(0));
+        assert!(!pacing.batching, "the first read");
+        pacing.note(100, at(50));
+        assert!(
+            pacing.batching,
+            "a line 50 µs after the last (a writer of 20000 a second)"
+        );
+        pacing.note(5000, at(1100));
+        assert!(pacing.batching, "a read one wait later");
+        pacing.note(100, at(50_000));
+        assert!(!pacing.batching, "a read after a pause");
+        pacing.note(BEHIND_BYTES, at(50_100));
+        assert!(
+            !pacing.batching,
+            "a reader that is behind reads again at once"
+        );
     }
 
     #[tokio::test]
@@ -314,7 +384,7 @@ mod tests {
     #[test]
     fn fill_now_takes_what_a_pipe_holds_and_sees_its_end_once_the_writer_is_gone() {
         let (read_end, write_end) = nix::unistd::pipe().unwrap();
-        let mut reader = LineReader::new(read_end, 1024);
+        let mut reader = LineReader::new(Pipe::new(read_end).unwrap(), 1024);
         nix::unistd::write(&write_end, b"one\ntw").unwrap();
         assert_eq!(reader.fill_now(usize::MAX).unwrap(), 6);
         assert_eq!(reader.next_line().map(owned), Some(Ok(b"one".to_vec())));

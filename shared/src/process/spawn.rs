@@ -7,9 +7,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use nix::unistd::Pid;
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessSession};
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::process::{ChildStderr, ChildStdin};
 
 use super::leader::Leader;
+use super::pipe::Pipe;
 use crate::command::CommandLine;
 
 /// The environment variable that marks every process of one run, so a sweep can find the
@@ -107,7 +108,7 @@ impl std::str::FromStr for MarkerPrefix {
 pub struct SpawnedCli {
     pub leader: Leader,
     pub stdin: ChildStdin,
-    pub stdout: ChildStdout,
+    pub stdout: Pipe,
     pub stderr: ChildStderr,
 }
 
@@ -150,7 +151,14 @@ pub fn spawn(
     let take = |what| std::io::Error::other(format!("the CLI's {what} was not piped"));
     Ok(SpawnedCli {
         stdin: child.stdin.take().ok_or_else(|| take("stdin"))?,
-        stdout: child.stdout.take().ok_or_else(|| take("stdout"))?,
+        // Out of the runtime's hands: the reader watches it only while it waits on it.
+        stdout: Pipe::new(
+            child
+                .stdout
+                .take()
+                .ok_or_else(|| take("stdout"))?
+                .into_owned_fd()?,
+        )?,
         stderr: child.stderr.take().ok_or_else(|| take("stderr"))?,
         leader: Leader::new(child)?,
     })
