@@ -376,3 +376,71 @@ pub fn shell_permission(agent: AgentKind) -> Permission {
 }
 
 pub const RUN_DEADLINE: Duration = Duration::from_secs(180);
+
+/// The name a host CLI knows our server by: its model sees the tools as `mcp__cam__<tool>`.
+pub const MCP_SERVER: &str = "cam";
+
+/// A sandbox's CLI as an MCP host: `cli-agent-mcp serve` configured as its MCP server
+/// [`MCP_SERVER`] with `server_env`, every tool of it allowed without asking (headless runs
+/// have nobody to ask), and the host's own limits generous enough for a loaded machine.
+impl Sandbox {
+    pub fn add_our_server(&self, server_env: &[(&str, String)]) {
+        let env: serde_json::Map<String, Value> = server_env
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
+            .collect();
+        let command = env!("CARGO_BIN_EXE_cli-agent-mcp");
+        match self.agent {
+            // codex defers MCP tools behind tool_search; `approve` pre-approves every tool
+            // (else `exec`, whose approval policy is `never`, refuses the call).
+            AgentKind::Codex => {
+                let mut table = format!(
+                    "\n[mcp_servers.{MCP_SERVER}]\ncommand = {}\nargs = [\"serve\"]\n\
+                     startup_timeout_sec = 60\ntool_timeout_sec = 120\n\
+                     default_tools_approval_mode = \"approve\"\n\n[mcp_servers.{MCP_SERVER}.env]\n",
+                    Value::from(command)
+                );
+                for (key, value) in &env {
+                    table.push_str(&format!("{key} = {value}\n"));
+                }
+                let config = self.root().join("codex/config.toml");
+                let mut toml = std::fs::read_to_string(&config).expect("the codex config");
+                toml.push_str(&table);
+                std::fs::write(config, toml).expect("write the codex config");
+            }
+            AgentKind::Claude => {
+                let servers = serde_json::json!({ "mcpServers": { MCP_SERVER: {
+                    "type": "stdio", "command": command, "args": ["serve"], "env": env,
+                } } });
+                write(self.root(), "mcp.json", &servers.to_string());
+            }
+            other => panic!("{other} is not set up as an MCP host"),
+        }
+    }
+
+    /// One headless turn of this sandbox's host CLI on `prompt`, printing JSONL, in its
+    /// workspace, with none of the test process's own `CAM_*` settings.
+    pub fn host_turn(&self, prompt: &str) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.wrapper);
+        match self.agent {
+            AgentKind::Codex => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
+            AgentKind::Claude => command
+                .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
+                .arg("--mcp-config")
+                .arg(self.root().join("mcp.json"))
+                .arg("--strict-mcp-config")
+                .arg(format!("--allowedTools=mcp__{MCP_SERVER}")),
+            other => panic!("{other} is not set up as an MCP host"),
+        };
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("CAM_") {
+                command.env_remove(key);
+            }
+        }
+        command
+            .current_dir(&self.workspace)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+}

@@ -1,0 +1,335 @@
+//! The product as it is used: a real coding CLI is the MCP host, with our server configured as
+//! its MCP server; the host's model (the mock) calls our tool; our server runs another real CLI
+//! against the same mock; the inner answer comes back to the host's model and into the host's
+//! final answer. codex hosts claude, claude hosts codex. A CLI that is not installed skips
+//! locally and fails in CI (see tests/real).
+
+mod common;
+mod real;
+
+use std::process::Output;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use cli_agent_engine::AgentKind;
+use common::{unique, wait_until};
+use real::{MockModel, Retries, Sandbox};
+use serde_json::{Value, json};
+
+/// Characters of answer a tool result may carry (`CAM_MAX_RESULT_CHARS`, its default).
+const BUDGET: usize = 20_000;
+
+/// A host CLI, the CLI our server runs for it, and the mock both talk to.
+struct World {
+    mock: MockModel,
+    host: Sandbox,
+    inner: Sandbox,
+    /// Whether our server was seen running as the host's process during the turn.
+    server_seen: AtomicBool,
+}
+
+impl World {
+    /// `None` when either CLI is not installed.
+    fn new(host: AgentKind, inner: AgentKind) -> Option<Self> {
+        let (host_bin, inner_bin) = (real::installed(host)?, real::installed(inner)?);
+        let mock = MockModel::start();
+        let host = Sandbox::new(host, &host_bin, mock.port, Retries::Shortened);
+        let inner = Sandbox::new(inner, &inner_bin, mock.port, Retries::Shortened);
+        let tag = host.tag.split_once('=').expect("NAME=value").1.to_owned();
+        host.add_our_server(&[
+            (inner.agent.bin_env_var(), path(&inner.wrapper)),
+            ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
+            ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
+            ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
+            // Our server and its guardian count as the host's processes.
+            ("CAM_TEST_TAG", tag),
+        ]);
+        Some(Self {
+            mock,
+            host,
+            inner,
+            server_seen: false.into(),
+        })
+    }
+
+    /// One headless turn of the host on `prompt`; its JSONL, or a panic naming its stderr.
+    /// While it runs, watch for our server among the host's processes.
+    async fn host_turn(&self, prompt: &str) -> Vec<Value> {
+        let server = format!("{}\0serve", env!("CARGO_BIN_EXE_cli-agent-mcp"));
+        let turn = tokio::time::timeout(real::RUN_DEADLINE, self.host.host_turn(prompt).output());
+        let mut turn = std::pin::pin!(turn);
+        let output = loop {
+            tokio::select! {
+                output = &mut turn => break output,
+                () = tokio::time::sleep(Duration::from_millis(100)) => {
+                    if self.host.runs(server.as_bytes()) {
+                        self.server_seen.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        };
+        let output = output
+            .unwrap_or_else(|_| panic!("{} did not finish its turn", self.host.agent))
+            .expect("start the host CLI");
+        assert!(output.status.success(), "{}", describe(&output));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// The host's requests to the mock that answered one of its tool calls with `needle`.
+    fn host_requests_with_result(&self, needle: &str) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| {
+                request["tool_output"]
+                    .as_str()
+                    .is_some_and(|output| output.contains(needle))
+            })
+            .collect()
+    }
+
+    /// The tools the host's model called, as the mock scripted them, in order.
+    fn host_tool_calls(&self) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| request["scenario"]["name"] == "tool_call")
+            .map(|request| request["scenario"].clone())
+            .collect()
+    }
+
+    /// The host's turns: their prompt is the script (the inner CLI's is the inner prompt).
+    fn host_requests(&self) -> Vec<Value> {
+        self.mock
+            .requests()
+            .into_iter()
+            .filter(|request| {
+                request["protocol"] == self.host.agent.name()
+                    && request["prompt"]
+                        .as_str()
+                        .is_some_and(|prompt| prompt.contains("CALL_TOOL:"))
+            })
+            .collect()
+    }
+
+    /// Neither the host, nor our server, nor the inner CLI left a process behind.
+    async fn assert_nothing_left(&self) {
+        assert!(
+            self.server_seen.load(Ordering::Relaxed),
+            "our server never ran among the host's processes"
+        );
+        wait_until("the host, our server and the inner CLI are gone", || {
+            self.host.survivors().is_empty() && self.inner.survivors().is_empty()
+        })
+        .await;
+    }
+}
+
+fn path(path: &std::path::Path) -> String {
+    path.to_str().expect("UTF-8 temp path").to_owned()
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "{}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The host's final answer in its JSONL: codex's last agent message, claude's result.
+fn final_answer(host: AgentKind, events: &[Value]) -> String {
+    let answer = match host {
+        AgentKind::Codex => events
+            .iter()
+            .rev()
+            .find(|event| {
+                event["type"] == "item.completed" && event["item"]["type"] == "agent_message"
+            })
+            .and_then(|event| event["item"]["text"].as_str()),
+        _ => events
+            .iter()
+            .rev()
+            .find(|event| event["type"] == "result")
+            .and_then(|event| event["result"].as_str()),
+    };
+    answer
+        .unwrap_or_else(|| panic!("{host} printed no final answer: {events:#?}"))
+        .to_owned()
+}
+
+/// The host script: call our `inner` tool with `arguments`, then (if given) `then` while the
+/// result says the job still runs, `$JOB_ID` standing for the job's id.
+fn script(inner: AgentKind, arguments: &Value, then: Option<(&str, Value)>) -> String {
+    let mut prompt = format!("CALL_TOOL: {} {arguments}", inner.name());
+    if let Some((tool, arguments)) = then {
+        prompt.push_str(&format!("\nTHEN_CALL: {tool} {arguments}"));
+    }
+    prompt
+}
+
+/// codex finds our tools with its client-side tool_search: the mock searched, and codex
+/// answered with the namespace `mcp__cam` holding the tool.
+fn assert_found_by_tool_search(world: &World, tool: &str) {
+    if world.host.agent != AgentKind::Codex {
+        return;
+    }
+    let found = world.host_requests().iter().any(|request| {
+        request["body"]["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["type"] == "tool_search_output")
+            .flat_map(|item| item["tools"].as_array().into_iter().flatten())
+            .any(|namespace| {
+                namespace["name"] == format!("mcp__{}", real::MCP_SERVER)
+                    && namespace["tools"]
+                        .to_string()
+                        .contains(&format!("\"{tool}\""))
+            })
+    });
+    assert!(found, "codex's tool_search never listed {tool}");
+}
+
+async fn a_plain_delegation_returns_the_inner_answer_to_the_host(
+    host: AgentKind,
+    inner: AgentKind,
+) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let marker = unique("inner");
+    let prompt = script(inner, &json!({"prompt": format!("ANSWER: {marker}")}), None);
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.starts_with("TOOL RESULT: "), "{answer}");
+    assert!(answer.contains(&marker), "{answer}");
+    assert!(
+        !world.mock.requests_with(inner, &marker).is_empty(),
+        "the inner {inner} never asked the model: {:#?}",
+        world.mock.requests()
+    );
+    assert_eq!(
+        world.host_tool_calls().len(),
+        1,
+        "{:#?}",
+        world.host_tool_calls()
+    );
+    assert!(
+        !world.host_requests_with_result(&marker).is_empty(),
+        "no request of the host carried our tool's result: {:#?}",
+        world.mock.requests()
+    );
+    assert_found_by_tool_search(&world, inner.name());
+    world.assert_nothing_left().await;
+}
+
+async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(
+    host: AgentKind,
+    inner: AgentKind,
+) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let marker = unique("inner");
+    let arguments = json!({"prompt": format!("SLOW: 6 ANSWER: {marker}"), "handoff_after_secs": 2});
+    let wait = json!({"job_ids": ["$JOB_ID"], "timeout_secs": 20});
+    let prompt = script(inner, &arguments, Some(("job_wait", wait)));
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.contains(&marker), "{answer}");
+    let calls = world.host_tool_calls();
+    assert!(
+        calls.len() >= 2,
+        "no job_wait after the hand-off: {calls:#?}"
+    );
+    let handed_off = world
+        .host_requests()
+        .into_iter()
+        .find_map(|request| request["tool_output"].as_str().map(str::to_owned))
+        .expect("the host passed on our first result");
+    assert!(
+        handed_off.contains("\"status\":\"running\"") && !handed_off.contains(&marker),
+        "the first result was not a hand-off: {handed_off}"
+    );
+    let job_id = calls[1]["arguments"]["job_ids"][0]
+        .as_str()
+        .expect("job_wait names a job");
+    assert!(
+        job_id.starts_with("job_") && handed_off.contains(job_id),
+        "{calls:#?}"
+    );
+    assert!(
+        calls[1..].iter().all(|call| call["tool"] == "job_wait"),
+        "{calls:#?}"
+    );
+    assert_found_by_tool_search(&world, "job_wait");
+    world.assert_nothing_left().await;
+}
+
+/// The inner CLI is codex for both hosts: claude 2.1.197 exits before a pipe has taken all of
+/// a 1 MiB stream-json line (its last lines come out cut), which is not what this proves.
+async fn a_huge_answer_reaches_the_host_within_the_budget(host: AgentKind) {
+    let inner = AgentKind::Codex;
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    const HUGE: usize = 1 << 20;
+    let marker = unique("big");
+    let inner_prompt = format!("LONG: {HUGE} ANSWER: {marker}");
+    let prompt = script(inner, &json!({ "prompt": inner_prompt }), None);
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.contains("job_result"), "{answer}");
+    let results = world.host_requests_with_result(&marker);
+    let result = results
+        .first()
+        .and_then(|request| request["tool_output"].as_str())
+        .expect("the host passed on our result");
+    assert!(
+        result.len() < BUDGET + 2_000,
+        "{} characters of result reached the host's model",
+        result.len()
+    );
+    assert!(
+        result.contains(&format!("\"answer_chars\":{HUGE}")) && result.contains("job_result"),
+        "the result neither says how long the answer is nor how to page it: {result}"
+    );
+    world.assert_nothing_left().await;
+}
+
+/// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.
+macro_rules! hosted {
+    ($module:ident: $host:ident hosts $inner:ident) => {
+        mod $module {
+            use super::AgentKind::{$host, $inner};
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_plain_delegation_returns_the_inner_answer_to_the_host() {
+                super::a_plain_delegation_returns_the_inner_answer_to_the_host($host, $inner).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_huge_answer_reaches_the_host_within_the_budget() {
+                super::a_huge_answer_reaches_the_host_within_the_budget($host).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_long_delegation_is_handed_off_and_collected_with_job_wait() {
+                super::a_long_delegation_is_handed_off_and_collected_with_job_wait($host, $inner)
+                    .await;
+            }
+        }
+    };
+}
+
+hosted!(codex: Codex hosts Claude);
+hosted!(claude: Claude hosts Codex);
