@@ -135,8 +135,14 @@ pub fn spawn(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let parent = Pid::this();
-        // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, kill).
-        unsafe { cmd.pre_exec(move || die_with_parent(parent)) };
+        // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, kill,
+        // fcntl).
+        unsafe {
+            cmd.pre_exec(move || {
+                widen_stdout();
+                die_with_parent(parent)
+            })
+        };
     });
     wrap.wrap(ProcessSession).wrap(KillOnDrop);
 
@@ -164,6 +170,20 @@ pub fn spawn(
     })
 }
 
+/// The most a CLI's stdout pipe holds: `/proc/sys/fs/pipe-max-size` by default.
+const STDOUT_PIPE_BYTES: nix::libc::c_int = 1 << 20;
+
+/// Give the CLI's stdout a pipe of [`STDOUT_PIPE_BYTES`] before it writes anything. claude
+/// exits without waiting for its last writes to drain: with a 64 KiB pipe and a reader a
+/// moment behind, the end of a long answer was cut (the real-host tests saw it in 1 run of 6
+/// at 1 MiB). Failing (a user over the pipe quota) leaves the default, as before.
+fn widen_stdout() {
+    // SAFETY: fcntl on fd 1 with an integer argument; the result is deliberately ignored.
+    unsafe {
+        nix::libc::fcntl(1, nix::libc::F_SETPIPE_SZ, STDOUT_PIPE_BYTES);
+    }
+}
+
 /// Ask the kernel to SIGTERM the CLI if the thread that forked it dies, and close the race in
 /// which the parent died before the request was made.
 fn die_with_parent(parent: Pid) -> std::io::Result<()> {
@@ -177,4 +197,28 @@ fn die_with_parent(parent: Pid) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
+
+    use nix::fcntl::{FcntlArg, fcntl};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_clis_stdout_pipe_holds_a_mebibyte() {
+        let command = CommandLine {
+            program: "sh".into(),
+            args: vec!["-c".into(), "read line".into()],
+            env: Vec::new(),
+        };
+        let spawned = spawn(&command, Path::new("/"), &RunMarker::new()).expect("spawn sh");
+        let size = fcntl(spawned.stdout.as_fd(), FcntlArg::F_GETPIPE_SZ).expect("F_GETPIPE_SZ");
+        assert_eq!(size, STDOUT_PIPE_BYTES);
+        drop(spawned.stdin);
+        spawned.leader.exited().await;
+        let _ = spawned.leader.reap().await;
+    }
 }
