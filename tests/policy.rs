@@ -190,6 +190,7 @@ fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
     let (root, outside) = (TempDir::new("run-root"), TempDir::new("run-outside"));
     let output = Command::new(mcp::binary())
         .env("CAM_CODEX_BIN", fake_bin(AgentKind::Codex))
+        .env("CAM_STATE_DIR", root.path().join("state"))
         .env("CAM_ALLOWED_ROOTS", root.path())
         .env("CAM_MAX_PERMISSION", "read-only")
         .args([
@@ -299,6 +300,7 @@ fn run_gives_the_cli_the_same_clean_environment() {
     let mut command = Command::new(mcp::binary());
     command
         .env("CAM_GEMINI_BIN", fake_bin(AgentKind::Gemini))
+        .env("CAM_STATE_DIR", dir.path().join("state"))
         .env("CAM_PASS_ENV", "MY_PASSED_VAR")
         .envs(SERVER_ENV.iter().copied())
         .args(["run", "gemini", &format!("argv-out={}", record.display())])
