@@ -163,15 +163,33 @@ impl From<rusqlite::Error> for Failure {
 /// The main connection: configured, checked and migrated.
 fn connect(path: &Path) -> Result<Connection, Failure> {
     let mut conn = configured(path)?;
-    let check: String = conn.query_row("PRAGMA quick_check(1)", [], |row| row.get(0))?;
-    if check != "ok" {
-        return Err(Failure::Corrupt(check));
-    }
+    check(&conn)?;
     schema::migrate(&mut conn).map_err(|error| match error {
         MigrateError::Newer(found) => Failure::Newer(found),
         MigrateError::Sqlite(error) => error.into(),
     })?;
     Ok(conn)
+}
+
+/// Before anything is written: the schema, and the jobs table if there is one. Not the event
+/// chunks, which are most of the file (up to the transcript cap per job): every server start
+/// would read them all. A damaged chunk fails its own reads.
+fn check(conn: &Connection) -> Result<(), Failure> {
+    let has_jobs: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'jobs'",
+        [],
+        |row| row.get(0),
+    )?;
+    let query = if has_jobs {
+        "PRAGMA quick_check(jobs)"
+    } else {
+        "PRAGMA quick_check(1)"
+    };
+    let check: String = conn.query_row(query, [], |row| row.get(0))?;
+    if check != "ok" {
+        return Err(Failure::Corrupt(check));
+    }
+    Ok(())
 }
 
 fn configured(path: &Path) -> rusqlite::Result<Connection> {

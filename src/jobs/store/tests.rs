@@ -546,13 +546,25 @@ fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
             .finish(&id, JobStatus::Completed, &outcome(&"x".repeat(5000)))
             .unwrap();
     }
-    // The last connection to close folds the WAL into the file.
     drop(store);
     let path = dir.path().join(dir::DB_FILE);
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    // Fold the WAL into the file, so the file's pages are the ones read.
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    let root: usize = conn
+        .query_row(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'jobs'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    drop(conn);
     let mut bytes = std::fs::read(&path).unwrap();
     assert!(bytes.len() > 4 * 16384, "{}", bytes.len());
-    // Garbage over the second page on: the header still says "SQLite format 3".
-    bytes[16384..3 * 16384].fill(0x5a);
+    // Garbage over the jobs table's root page (pages count from 1), which the check at open
+    // reads; the header still says "SQLite format 3".
+    bytes[(root - 1) * 16384..root * 16384].fill(0x5a);
     std::fs::write(&path, &bytes).unwrap();
     assert_moved_aside_and_fresh(dir.path(), &bytes);
 }
