@@ -1,8 +1,9 @@
 //! What a job is doing now, in one line: "running `cargo test`", "queued, position 3".
 //!
 //! The engine's observer calls [`JobProgress::observe`] for every event, so it only rewrites
-//! the line it keeps and wakes whoever watches; the watchers (a call's progress reporter,
-//! `job_wait`, the store's copy) read the latest line when they get to it.
+//! the line it keeps and wakes its one watcher, the progress reporter of the call that waits on
+//! the job (or of a `job_wait`); the others (`job_wait`, the store's copy, a hand-off) read the
+//! latest line when they need it.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -35,7 +36,6 @@ impl JobProgress {
             }
         };
         if changed {
-            self.inner.changed.notify_waiters();
             self.inner.changed.notify_one();
         }
     }
@@ -43,7 +43,6 @@ impl JobProgress {
     /// Replace the line outright (the queue's position, a state change).
     pub fn set(&self, line: String) {
         *self.lock() = Some(line);
-        self.inner.changed.notify_waiters();
         self.inner.changed.notify_one();
     }
 
@@ -51,7 +50,8 @@ impl JobProgress {
         self.lock().clone()
     }
 
-    /// Resolves at the next change (or at once if one came since the last wait ended).
+    /// Resolves at the next change (or at once if one came since the last wait ended). One
+    /// watcher at a time: a change wakes one waiter.
     pub async fn changed(&self) {
         self.inner.changed.notified().await;
     }
