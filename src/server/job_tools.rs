@@ -16,7 +16,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::result::{JobReport, error_result};
-use super::tools::drop_numeric_formats;
+use super::tools::arguments_schema;
 use crate::jobs::store::{
     CancelRequest, JobId, JobRecord, JobStatus, ListFilter, TextPage, now_ms,
 };
@@ -87,12 +87,7 @@ const LIST: &str = "Recent jobs, newest first, filtered by status, agent and wor
     with offset and limit.";
 
 fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
-    let mut schema = rmcp::handler::server::common::schema_for_input::<T>()
-        .expect("argument types are structs, so their schemas are objects")
-        .as_ref()
-        .clone();
-    drop_numeric_formats(&mut schema);
-    Arc::new(schema)
+    Arc::new(arguments_schema::<T>())
 }
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]

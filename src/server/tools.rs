@@ -214,11 +214,7 @@ fn tool(agent: AgentKind) -> Tool {
 }
 
 fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
-    // The schema is derived from a fixed type: failing here is a bug caught by any test.
-    let mut schema = schema_for_input::<ToolArgs>()
-        .expect("ToolArgs is a struct, so its schema is an object")
-        .as_ref()
-        .clone();
+    let mut schema = arguments_schema::<ToolArgs>();
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for (field, agents) in EXTRAS {
             if !agents.contains(&agent) {
@@ -226,14 +222,24 @@ fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
             }
         }
     }
-    drop_numeric_formats(&mut schema);
     Arc::new(schema)
+}
+
+/// The `inputSchema` of a tool whose arguments are `T`, in formats clients accept.
+pub(super) fn arguments_schema<T: JsonSchema + 'static>() -> JsonObject {
+    // The schema is derived from a fixed type: failing here is a bug caught by any test.
+    let mut schema = schema_for_input::<T>()
+        .expect("argument types are structs, so their schemas are objects")
+        .as_ref()
+        .clone();
+    drop_numeric_formats(&mut schema);
+    schema
 }
 
 /// schemars writes Rust's number types as formats (`uint64`, `int32`, `double`) that JSON
 /// Schema does not define; strict validators in clients (Claude Code's) warn about each one.
 /// The ranges stay in `minimum`.
-pub(super) fn drop_numeric_formats(schema: &mut JsonObject) {
+fn drop_numeric_formats(schema: &mut JsonObject) {
     let numeric = |format: &Value| {
         format.as_str().is_some_and(|f| {
             f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
