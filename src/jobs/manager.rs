@@ -265,13 +265,18 @@ impl Jobs {
             }
             _ => JobStatus::of(outcome.status),
         };
-        if let Some(path) = &options.save_to
-            && let Err(error) = save_answer(path, &outcome.answer)
-        {
-            outcome.warnings.push(format!(
-                "could not append the answer to {}: {error}; job_result returns it",
-                path.display()
-            ));
+        if let Some(path) = options.save_to {
+            let answer = outcome.answer.clone();
+            let shown = path.display().to_string();
+            // Off the runtime's threads: the answer may be megabytes, the disk slow.
+            let saved = tokio::task::spawn_blocking(move || save_answer(&path, &answer))
+                .await
+                .unwrap_or_else(|error| Err(std::io::Error::other(error)));
+            if let Err(error) = saved {
+                outcome.warnings.push(format!(
+                    "could not append the answer to {shown}: {error}; job_result returns it"
+                ));
+            }
         }
         let finished = Arc::new(Finished { status, outcome });
         let record = finished.clone();
