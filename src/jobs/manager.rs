@@ -35,7 +35,7 @@ pub enum JobsError {
          restart the server"
     )]
     StoreUnusable(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
     #[error("no job {0}: job ids come from a background call's result or from job_list")]
     Unknown(JobId),

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::result::{JobReport, error_result};
 use super::tools::arguments_schema;
 use crate::jobs::store::{
-    CancelRequest, JobId, JobRecord, JobStatus, ListFilter, TextPage, now_ms,
+    BadJobId, CancelRequest, JobId, JobRecord, JobStatus, ListFilter, TextPage, now_ms,
 };
 use crate::jobs::{Finished, Job, JobProgress, JobState, Jobs, JobsError, StopReason};
 
@@ -151,14 +151,14 @@ pub enum JobToolError {
         tool: &'static str,
         source: serde_json::Error,
     },
-    #[error("{0}")]
-    BadId(String),
+    #[error(transparent)]
+    BadId(#[from] BadJobId),
     #[error("job_wait takes 1 to {MAX_WAIT_JOBS} job ids; it got {0}")]
     WaitCount(usize),
-    #[error("{0}")]
+    #[error(transparent)]
     Jobs(#[from] JobsError),
     #[error("{0}")]
-    Bad(String),
+    BadStatus(String),
 }
 
 /// What a job tool needs of the server.
@@ -203,9 +203,7 @@ fn parse<T: DeserializeOwned>(tool: JobTool, arguments: Value) -> Result<T, JobT
 }
 
 fn parse_id(text: &str) -> Result<JobId, JobToolError> {
-    text.trim()
-        .parse()
-        .map_err(|error: crate::jobs::store::BadJobId| JobToolError::BadId(error.to_string()))
+    text.trim().parse().map_err(JobToolError::BadId)
 }
 
 /// A job to wait for: this server's, or another's seen through the store.
@@ -482,7 +480,7 @@ async fn list(
         .as_deref()
         .map(str::parse::<JobStatus>)
         .transpose()
-        .map_err(|error| JobToolError::Bad(error.to_string()))?;
+        .map_err(JobToolError::BadStatus)?;
     let limit = args.limit.unwrap_or(DEFAULT_LIST).clamp(1, MAX_LIST);
     let filter = ListFilter {
         status,
