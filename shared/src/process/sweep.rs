@@ -134,7 +134,7 @@ impl RunSweep {
     }
 
     /// One round over a snapshot: kill what lives, reap what died. True while anything of the
-    /// run is still alive or unreaped.
+    /// run is still alive or unreaped, or was killed in this round.
     fn round(&mut self, snapshot: &Snapshot) -> bool {
         let me = Pid::this();
         let mut pending = false;
@@ -163,11 +163,14 @@ impl RunSweep {
                 pending = true;
             }
         }
-        self.count += self.killed.len() - self.followed;
+        let killed_now = self.killed.len() - self.followed;
+        self.count += killed_now;
         self.killed
             .retain(|_, pidfd| pidfd.reap() == Fate::Lingering);
         self.followed = self.killed.len();
-        pending || !self.killed.is_empty()
+        // A process killed now may have children that the snapshot did not show as ours (their
+        // parent was not us yet): they come to us as it dies, so look again.
+        pending || killed_now > 0 || !self.killed.is_empty()
     }
 }
 
@@ -297,6 +300,43 @@ mod tests {
         );
         assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
         kill_and_reap(bystander);
+    }
+
+    #[tokio::test]
+    async fn a_sweep_follows_the_children_of_an_orphan_it_killed() {
+        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        let marker = RunMarker::new();
+        // The orphan is a shell in a session of its own; its sleeper is not our child until the
+        // shell dies, so no snapshot taken before that shows it as a candidate.
+        let child = tokio::process::Command::new("sh")
+            .args(["-c", "setsid sh -c 'sleep 60; true' & exit 0"])
+            .env(MARKER_VAR, marker.as_str())
+            .process_group(0)
+            .spawn()
+            .expect("spawn sh");
+        let leader = Leader::new(child).expect("leader");
+        leader.exited().await;
+        let marked = |pid| marker_entry(pid) == Some(marker.environ_entry());
+        let sleeper_runs = || {
+            pids().any(|pid| {
+                marked(pid)
+                    && std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|cmdline| cmdline.starts_with(b"sleep\x0060"))
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !sleeper_runs() {
+            assert!(Instant::now() < deadline, "the sleeper never started");
+            tokio::time::sleep(SWEEP_ROUND).await;
+        }
+
+        assert_eq!(
+            sweep(&leader, &marker).await,
+            2,
+            "the shell and its sleeper"
+        );
+        assert!(!pids().any(marked), "nothing marked is left");
+        assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
     }
 
     #[test]
