@@ -29,7 +29,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Serve MCP over stdio: one tool per CLI (the default when no command is given).
+    /// Serve MCP over stdio, or Streamable HTTP with --http: one tool per CLI (the default).
     Serve(ServeArgs),
     /// Run one agent once and print its answer.
     Run(RunArgs),
@@ -299,4 +299,62 @@ pub struct ServeArgs {
     #[arg(long, env = "CAM_MAX_RESULT_CHARS", default_value_t = 20000, value_name = "CHARS",
           value_parser = clap::value_parser!(u64).range(200..))]
     pub max_result_chars: u64,
+    #[command(flatten)]
+    pub http: HttpArgs,
+}
+
+/// `serve --http`: Streamable HTTP instead of stdio.
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Serving over HTTP")]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
+    /// Any address but loopback needs a token (CAM_HTTP_TOKEN or --http-token-file).
+    #[arg(long = "http", env = "CAM_HTTP", value_name = "ADDR")]
+    pub addr: Option<std::net::SocketAddr>,
+    /// A file holding the bearer token every request must carry (its first line). Without it,
+    /// the token is CAM_HTTP_TOKEN; without either, only loopback may be bound and no token is
+    /// asked for.
+    #[arg(
+        long = "http-token-file",
+        env = "CAM_HTTP_TOKEN_FILE",
+        value_name = "PATH"
+    )]
+    pub token_file: Option<PathBuf>,
+    /// More names the Host header may carry (comma-separated; `name` or `name:port`), e.g. the
+    /// DNS name of a shared box. Loopback names and the bound address are always allowed.
+    #[arg(
+        long = "http-allowed-host",
+        env = "CAM_HTTP_ALLOWED_HOSTS",
+        value_delimiter = ',',
+        value_name = "HOSTS"
+    )]
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed to call (comma-separated, e.g. `https://ide.example.com`). A
+    /// request with an Origin header is refused unless its host is allowed as a Host or it is
+    /// listed here; requests without one (every non-browser client) pass.
+    #[arg(
+        long = "http-allowed-origin",
+        env = "CAM_HTTP_ALLOWED_ORIGINS",
+        value_delimiter = ',',
+        value_name = "ORIGINS"
+    )]
+    pub allowed_origins: Vec<String>,
+    /// The largest request body accepted.
+    #[arg(long = "http-max-body-bytes", env = "CAM_HTTP_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    pub max_body_bytes: usize,
+    /// The most requests in flight at once (a POST counts until its answer, streamed or not, ends).
+    #[arg(long = "http-max-requests", env = "CAM_HTTP_MAX_REQUESTS", default_value_t = 64, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_requests: u32,
+    /// The most standalone event streams (GET /mcp) open at once.
+    #[arg(long = "http-max-streams", env = "CAM_HTTP_MAX_STREAMS", default_value_t = 16, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_streams: u32,
+    /// Test-only: also offer the fixture tools the MCP conformance suite calls.
+    #[arg(
+        long = "conformance-fixtures",
+        env = "CAM_CONFORMANCE_FIXTURES",
+        hide = true
+    )]
+    pub conformance_fixtures: bool,
 }

@@ -2,6 +2,7 @@
 
 mod args;
 mod doctor;
+mod http;
 mod jobs;
 mod jobs_command;
 mod logging;

@@ -1,4 +1,4 @@
-//! `cli-agent-mcp serve`: MCP over stdio, one tool per CLI.
+//! `cli-agent-mcp serve`: MCP over stdio (or Streamable HTTP, see [`crate::http`]), one tool per CLI.
 //!
 //! The layer is thin: `tools` turns arguments into a run request, the engine runs it,
 //! `result` turns the outcome into a tool result, `progress` reports events on the way.
@@ -38,21 +38,22 @@ use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use self::handler::AgentServer;
 pub use self::signals::SigintMode;
 
 use self::calls::{Shutdown, ShutdownCause};
-use self::handler::AgentServer;
 use self::policy::Policy;
 use self::stdin::EofWatch;
 use self::tools::Catalogue;
 use self::transport::Channel;
 use crate::args::ServeArgs;
+use crate::http;
 use crate::jobs::store::Store;
 use crate::jobs::{Caps, Jobs, Scheduler};
 
-const EXIT_OK: u8 = 0;
-const EXIT_SESSION_FAILED: u8 = 1;
-const EXIT_USAGE: u8 = 2;
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_SESSION_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
 
 /// The whole shutdown takes at most the engine's grace plus this: the promise is "plus 2 s".
 const SHUTDOWN_MARGIN: Duration = Duration::from_millis(1800);
@@ -68,27 +69,53 @@ enum SessionError {
 }
 
 pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
-    let catalogue = match Catalogue::new(&args.enable, &args.disable) {
-        Ok(catalogue) => catalogue,
-        Err(error) => {
+    let http = match args
+        .http
+        .addr
+        .map(|addr| http::Settings::new(addr, &args.http))
+    {
+        None => None,
+        Some(Ok(settings)) => Some(settings),
+        Some(Err(error)) => {
             eprintln!("error: {error}");
             return EXIT_USAGE;
         }
     };
-    let policy = match Policy::new(&args.allow_root, args.max_permission) {
-        Ok(policy) => policy,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return EXIT_USAGE;
-        }
+    let (server, lifecycle) = match build(&args, config).await {
+        Ok(built) => built,
+        Err(code) => return code,
     };
-    let caps = match caps(args.max_runs) {
-        Ok(caps) => caps,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return EXIT_USAGE;
-        }
-    };
+    match http {
+        Some(settings) => http::serve(server, settings, lifecycle).await,
+        None => serve_stdio(server, lifecycle).await,
+    }
+}
+
+/// What both transports share to stop: the server-wide shutdown and the runs to wait for.
+pub struct Lifecycle {
+    pub shutdown: Shutdown,
+    runs: TaskTracker,
+    grace: Duration,
+}
+
+impl Lifecycle {
+    /// When the whole shutdown must be over, counted from now.
+    pub fn deadline(&self) -> Instant {
+        Instant::now() + self.grace + SHUTDOWN_MARGIN
+    }
+
+    /// Wait for every run's teardown until the answers' reserve before `deadline`; then kill
+    /// what is left.
+    pub async fn stop_runs(&self, deadline: Instant) {
+        stop_runs(&self.runs, deadline - FLUSH_RESERVE).await;
+    }
+}
+
+/// The handler and its lifecycle, from the settings; an error is the exit code.
+async fn build(args: &ServeArgs, config: EngineConfig) -> Result<(AgentServer, Lifecycle), u8> {
+    let catalogue = Catalogue::new(&args.enable, &args.disable).map_err(usage)?;
+    let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
+    let caps = caps(args.max_runs).map_err(usage)?;
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
@@ -105,7 +132,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
     let shutdown = Shutdown::new(stopping, jobs.clone());
     if let Err(error) = signals::watch(args.sigint, jobs.clone(), shutdown.clone()) {
         eprintln!("error: cannot install signal handlers: {error}");
-        return EXIT_USAGE;
+        return Err(EXIT_USAGE);
     }
     tokio::spawn(jobs.clone().poll_cancel_requests());
     tracing::info!(
@@ -113,7 +140,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
         tools = %catalogue.names(),
         roots = %policy.describe_roots(),
         max_permission = %policy.max_permission(),
-        "serving MCP on stdio"
+        "serving MCP"
     );
     let server = AgentServer {
         jobs,
@@ -125,6 +152,22 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
         handoff_after: Duration::from_secs(args.handoff_secs),
         result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
     };
+    let lifecycle = Lifecycle {
+        shutdown,
+        runs,
+        grace,
+    };
+    Ok((server, lifecycle))
+}
+
+fn usage(error: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {error}");
+    EXIT_USAGE
+}
+
+/// Serve one MCP session on stdin/stdout, then shut down.
+async fn serve_stdio(server: AgentServer, lifecycle: Lifecycle) -> u8 {
+    let shutdown = lifecycle.shutdown.clone();
     let session = CancellationToken::new();
     let mut serving = tokio::spawn(run_session(server, shutdown.clone(), session.clone()));
 
@@ -136,8 +179,8 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             Some(ended)
         }
     };
-    let deadline = Instant::now() + grace + SHUTDOWN_MARGIN;
-    stop_runs(&runs, deadline - FLUSH_RESERVE).await;
+    let deadline = lifecycle.deadline();
+    lifecycle.stop_runs(deadline).await;
     match ended {
         None => {
             flush(serving, session, deadline).await;

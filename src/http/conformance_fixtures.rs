@@ -1,0 +1,126 @@
+//! Test-only tools with the fixed names and answers the MCP conformance suite calls
+//! (`tools-call-*` scenarios), offered only with the hidden `--conformance-fixtures` /
+//! `CAM_CONFORMANCE_FIXTURES=1`. They exercise the protocol (content kinds, tool errors,
+//! progress) through the same server, transport and limits as the agent tools.
+
+use std::time::Duration;
+
+use rmcp::RoleServer;
+use rmcp::model::{
+    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ResourceContents, Tool,
+};
+use rmcp::service::RequestContext;
+
+/// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
+const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=";
+/// The suite checks that progress arrives in steps, not that they take long.
+const PROGRESS_STEP: Duration = Duration::from_millis(50);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fixture {
+    SimpleText,
+    Image,
+    Audio,
+    EmbeddedResource,
+    MixedContent,
+    Error,
+    Progress,
+}
+
+impl Fixture {
+    const ALL: [Self; 7] = [
+        Self::SimpleText,
+        Self::Image,
+        Self::Audio,
+        Self::EmbeddedResource,
+        Self::MixedContent,
+        Self::Error,
+        Self::Progress,
+    ];
+
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|fixture| fixture.name() == name)
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Self::SimpleText => "test_simple_text",
+            Self::Image => "test_image_content",
+            Self::Audio => "test_audio_content",
+            Self::EmbeddedResource => "test_embedded_resource",
+            Self::MixedContent => "test_multiple_content_types",
+            Self::Error => "test_error_handling",
+            Self::Progress => "test_tool_with_progress",
+        }
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            Self::SimpleText => "Conformance fixture: returns simple text content",
+            Self::Image => "Conformance fixture: returns image content",
+            Self::Audio => "Conformance fixture: returns audio content",
+            Self::EmbeddedResource => "Conformance fixture: returns an embedded resource",
+            Self::MixedContent => "Conformance fixture: returns text, image and resource content",
+            Self::Error => "Conformance fixture: always returns a tool error",
+            Self::Progress => "Conformance fixture: reports progress 0, 50 and 100 of 100",
+        }
+    }
+
+    /// Every fixture, as listed by `tools/list`.
+    pub fn tools() -> impl Iterator<Item = Tool> {
+        Self::ALL.into_iter().map(|fixture| {
+            let mut schema = JsonObject::new();
+            schema.insert("type".into(), "object".into());
+            schema.insert("properties".into(), JsonObject::new().into());
+            Tool::new(fixture.name(), fixture.description(), schema)
+        })
+    }
+
+    pub async fn call(self, context: &RequestContext<RoleServer>) -> CallToolResult {
+        match self {
+            Self::SimpleText => CallToolResult::success(vec![ContentBlock::text(
+                "This is a simple text response for testing.",
+            )]),
+            Self::Image => CallToolResult::success(vec![ContentBlock::image(PNG, "image/png")]),
+            Self::Audio => CallToolResult::success(vec![ContentBlock::audio(WAV, "audio/wav")]),
+            Self::EmbeddedResource => {
+                CallToolResult::success(vec![ContentBlock::resource(ResourceContents::text(
+                    "This is an embedded resource content.",
+                    "test://embedded-resource",
+                ))])
+            }
+            Self::MixedContent => CallToolResult::success(vec![
+                ContentBlock::text("Multiple content types test:"),
+                ContentBlock::image(PNG, "image/png"),
+                ContentBlock::resource(
+                    ResourceContents::text(
+                        r#"{"test":"data","value":123}"#,
+                        "test://mixed-content-resource",
+                    )
+                    .with_mime_type("application/json"),
+                ),
+            ]),
+            Self::Error => CallToolResult::error(vec![ContentBlock::text(
+                "This tool intentionally returns an error for testing",
+            )]),
+            Self::Progress => progress(context).await,
+        }
+    }
+}
+
+async fn progress(context: &RequestContext<RoleServer>) -> CallToolResult {
+    let token = context.meta.get_progress_token();
+    for (step, message) in [(0.0, "Starting"), (50.0, "Halfway"), (100.0, "Complete")] {
+        if let Some(token) = &token {
+            let param = ProgressNotificationParam::new(token.clone(), step)
+                .with_total(100.0)
+                .with_message(message);
+            if let Err(error) = context.peer.notify_progress(param).await {
+                tracing::debug!(%error, "a conformance progress notification was not sent");
+            }
+        }
+        tokio::time::sleep(PROGRESS_STEP).await;
+    }
+    CallToolResult::success(vec![ContentBlock::text("Progress test completed")])
+}

@@ -1,0 +1,176 @@
+//! `serve --http ADDR`: MCP over Streamable HTTP at `/mcp`, for hosts that connect by URL
+//! and for several clients sharing one server.
+//!
+//! rmcp's `StreamableHttpService` does the protocol: 2025-11-25 clients get a session
+//! (`Mcp-Session-Id`), 2026-07-28 requests are served statelessly. Every session and request
+//! shares the one [`AgentServer`] (engine, jobs, limits). Around it, outermost first: `guard`
+//! (Host and Origin: DNS-rebinding protection), `auth` (the bearer token, when one is set),
+//! `limits` (body size, requests in flight, open streams). A client that closes a request's
+//! stream cancels its call, and with it the run, unless the run was handed off as a job.
+//!
+//! Shutdown (SIGTERM, SIGHUP, SIGINT when idle) is the stdio one: no new connection, every run
+//! stopped (jobs recorded `interrupted`), the stopped calls' answers sent, then the streams
+//! closed and exit 0, all within the engine's grace plus 1.8 s.
+
+mod auth;
+mod conformance_fixtures;
+mod guard;
+mod limits;
+mod service;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio::time::timeout_at;
+use tokio_util::sync::CancellationToken;
+
+use self::auth::{Token, TokenError};
+use self::guard::{Allowed, BadOrigin};
+use self::limits::Limits;
+use self::service::Shared;
+use crate::args::HttpArgs;
+use crate::server::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
+
+/// Where MCP is served; `/` stays free for another router (the dashboard).
+pub const MCP_PATH: &str = "/mcp";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error(
+        "--http {0} is not a loopback address, and no token is set: anyone who can reach it \
+         could run agents as you. Set CAM_HTTP_TOKEN or --http-token-file, or bind 127.0.0.1"
+    )]
+    PublicWithoutToken(SocketAddr),
+    #[error(transparent)]
+    Token(#[from] TokenError),
+    #[error(transparent)]
+    Origin(#[from] BadOrigin),
+}
+
+/// The checked settings of `--http`.
+#[derive(Debug)]
+pub struct Settings {
+    addr: SocketAddr,
+    token: Option<Arc<Token>>,
+    allowed: Arc<Allowed>,
+    limits: Arc<Limits>,
+    fixtures: bool,
+}
+
+impl Settings {
+    pub fn new(addr: SocketAddr, args: &HttpArgs) -> Result<Self, SettingsError> {
+        let token = Token::load(args.token_file.as_deref())?;
+        if token.is_none() && !addr.ip().is_loopback() {
+            return Err(SettingsError::PublicWithoutToken(addr));
+        }
+        Ok(Self {
+            addr,
+            token: token.map(Arc::new),
+            allowed: Arc::new(Allowed::new(
+                addr,
+                &args.allowed_hosts,
+                &args.allowed_origins,
+            )?),
+            limits: Arc::new(Limits::new(
+                args.max_body_bytes,
+                args.max_requests,
+                args.max_streams,
+            )),
+            fixtures: args.conformance_fixtures,
+        })
+    }
+}
+
+/// A refusal: its status and a plain-text body saying what was wrong and how to fix it.
+fn refusal(status: StatusCode, message: &str) -> Response {
+    (status, format!("{message}\n")).into_response()
+}
+
+/// Serve until a shutdown, then stop the runs, send their answers and exit.
+pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle) -> u8 {
+    let listener = match tokio::net::TcpListener::bind(settings.addr).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            eprintln!(
+                "error: cannot listen on {}: {error}; choose another --http address or port",
+                settings.addr
+            );
+            return EXIT_USAGE;
+        }
+    };
+    let bound = listener.local_addr().unwrap_or(settings.addr);
+    let streams = CancellationToken::new();
+    let app = router(server, &settings, streams.clone());
+    tracing::info!(url = %format!("http://{bound}{MCP_PATH}"), token = settings.token.is_some(), "serving MCP over Streamable HTTP");
+    let shutdown = lifecycle.shutdown.clone();
+    let mut serving = tokio::spawn(
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { shutdown.triggered().await })
+            .into_future(),
+    );
+    let failed = tokio::select! {
+        biased;
+        () = lifecycle.shutdown.triggered() => false,
+        ended = &mut serving => {
+            tracing::error!(?ended, "the HTTP server stopped");
+            true
+        }
+    };
+    let deadline = lifecycle.deadline();
+    lifecycle.stop_runs(deadline).await;
+    if failed {
+        return EXIT_SESSION_FAILED;
+    }
+    // The stopped calls' answers go out on their streams; then every stream is closed.
+    if timeout_at(deadline, settings.limits.requests_done())
+        .await
+        .is_err()
+    {
+        tracing::debug!("answers were still being sent at the deadline");
+    }
+    streams.cancel();
+    if timeout_at(deadline, serving).await.is_err() {
+        tracing::debug!("HTTP connections were still closing at exit");
+    }
+    EXIT_OK
+}
+
+/// `/mcp` behind the guard, the token and the limits.
+fn router(server: AgentServer, settings: &Settings, streams: CancellationToken) -> Router {
+    let shared = Shared {
+        agents: Arc::new(server),
+        fixtures: settings.fixtures,
+    };
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(streams)
+        // `guard` checks Host and Origin, with errors that name the settings.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(settings.limits.max_body_bytes());
+    let mcp = StreamableHttpService::new(
+        move || Ok(shared.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mut mcp =
+        Router::new()
+            .nest_service(MCP_PATH, mcp)
+            .layer(axum::middleware::from_fn_with_state(
+                settings.limits.clone(),
+                limits::enforce,
+            ));
+    if let Some(token) = &settings.token {
+        mcp = mcp.layer(axum::middleware::from_fn_with_state(
+            token.clone(),
+            auth::require,
+        ));
+    }
+    mcp.layer(axum::middleware::from_fn_with_state(
+        settings.allowed.clone(),
+        guard::check,
+    ))
+}
