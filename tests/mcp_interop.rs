@@ -1,7 +1,8 @@
 //! Interop with a real MCP client: the official Python SDK (`mcp==2.3.0`, in `.venv`) runs
 //! tests/interop/client.py against the built server, over the `initialize` handshake and over
-//! the 2026-07-28 lifecycle it negotiates in `auto` mode: a call with progress, a cancel by
-//! timeout, and a background job waited for and paged back.
+//! the 2026-07-28 lifecycle it negotiates in `auto` mode, on stdio and on Streamable HTTP (by
+//! URL, with a bearer token): a call with progress, a cancel by timeout, and a background job
+//! waited for and paged back.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -29,7 +30,8 @@ fn venv_python() -> Option<PathBuf> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_background_job() {
+async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_background_job_on_stdio_and_http()
+ {
     let Some(python) = venv_python() else {
         let message = format!("the Python MCP SDK is not installed: run `{SETUP}`");
         assert!(
@@ -40,10 +42,16 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/client.py");
-    let runs: Vec<_> = ["legacy", "auto"]
+    let combinations = [
+        ("legacy", "stdio"),
+        ("auto", "stdio"),
+        ("legacy", "http"),
+        ("auto", "http"),
+    ];
+    let runs: Vec<_> = combinations
         .into_iter()
-        .map(|mode| {
-            let tag = unique(&format!("interop-{mode}"));
+        .map(|(mode, transport)| {
+            let tag = unique(&format!("interop-{mode}-{transport}"));
             let mut command = Command::new(&python);
             command
                 .arg(&script)
@@ -51,10 +59,11 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
                 .arg(mcp::fake_bin_dir())
                 .arg(&tag)
                 .arg(mode)
+                .arg(transport)
                 .kill_on_drop(true);
-            // Both modes at once: each spends most of its time waiting for its timeout.
+            // All at once: each spends most of its time waiting for its timeout.
             let output = tokio::spawn(async move { command.output().await });
-            (mode, tag, output)
+            (format!("{mode} over {transport}"), tag, output)
         })
         .collect();
     for (mode, tag, output) in runs {

@@ -1,6 +1,9 @@
 """The official Python MCP SDK (mcp==2.3.0) against cli-agent-mcp with the fake CLI.
 
-Usage: client.py BINARY FAKE_BIN_DIR TAG MODE   (MODE: legacy or auto)
+Usage: client.py BINARY FAKE_BIN_DIR TAG MODE [TRANSPORT]
+  MODE: legacy or auto; TRANSPORT: stdio (the default) or http. Over http the script starts
+  `serve --http 127.0.0.1:0` with a bearer token, connects by URL with the token, and at the
+  end stops the server with SIGTERM and expects exit 0.
 
 Lists the tools, calls one and receives its progress, lets a hanging call time out (the SDK
 then sends notifications/cancelled), checks on /proc that the call's processes are gone,
@@ -8,14 +11,21 @@ and calls once more. Then starts a background job, waits for it with job_wait an
 answer back with job_result. Exits non-zero with a message on the first failure.
 """
 
+import contextlib
 import os
+import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import anyio
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 # Generous for a loaded 2-core machine.
 DEADLINE_SECONDS = 30
@@ -118,29 +128,72 @@ async def background_job_paged(client: Client) -> None:
     check(answer == "x" * size, f"the pages make {len(answer)} characters, not the answer")
 
 
-async def main(binary: str, fake_bin: str, tag: str, mode: str) -> None:
+@contextlib.contextmanager
+def http_server(binary: str, env: dict[str, str]):
+    """`serve --http` on a free loopback port with a token; yields (url, token)."""
+    token = "interop-" + os.urandom(16).hex()
+    server_env = {"PATH": os.environ.get("PATH", ""), "HOME": os.environ.get("HOME", ""),
+                  **env, "CAM_HTTP_TOKEN": token, "CAM_LOG": "info"}
+    process = subprocess.Popen([binary, "serve", "--http", "127.0.0.1:0"], env=server_env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        url = None
+        for line in process.stderr:
+            found = re.search(r"url=(http://\S+)", line)
+            if found:
+                url = found.group(1)
+                break
+        check(url is not None, "the HTTP server never said where it listens")
+        # Keep reading its log, so a full pipe never blocks the server.
+        threading.Thread(target=process.stderr.read, daemon=True).start()
+        yield url, token
+        process.send_signal(signal.SIGTERM)
+        check(process.wait(timeout=DEADLINE_SECONDS) == 0, "the server did not exit 0 on SIGTERM")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def connect(server, mode: str) -> Client:
+    return Client(server, mode=mode, read_timeout_seconds=60)
+
+
+async def exercise(client: Client, tag: str) -> None:
+    tools = await client.list_tools()
+    names = [tool.name for tool in tools.tools]
+    expected = ["codex", "claude", "gemini", "opencode",
+                "job_wait", "job_result", "job_cancel", "job_list"]
+    check(names == expected, f"tools: {names}")
+    await call_with_progress(client)
+    await cancel_by_timeout(client, tag)
+    again = await client.call_tool("gemini", {"prompt": "hi"})
+    check(not again.is_error, f"the server stopped serving: {again}")
+    await background_job_paged(client)
+
+
+async def main(binary: str, fake_bin: str, tag: str, mode: str, transport: str = "stdio") -> None:
     env = {f"CAM_{agent.upper()}_BIN": os.path.join(fake_bin, agent)
            for agent in ("codex", "claude", "gemini", "opencode")}
     env["CAM_GRACE_SECS"] = "1"
     state = tempfile.mkdtemp(prefix="cam-interop-state-")
     env["CAM_STATE_DIR"] = state
-    server = StdioServerParameters(command=binary, args=["serve"], env=env)
     try:
-        async with Client(server, mode=mode, read_timeout_seconds=60) as client:
-            tools = await client.list_tools()
-            names = [tool.name for tool in tools.tools]
-            expected = ["codex", "claude", "gemini", "opencode",
-                        "job_wait", "job_result", "job_cancel", "job_list"]
-            check(names == expected, f"tools: {names}")
-            await call_with_progress(client)
-            await cancel_by_timeout(client, tag)
-            again = await client.call_tool("gemini", {"prompt": "hi"})
-            check(not again.is_error, f"the server stopped serving: {again}")
-            await background_job_paged(client)
+        if transport == "http":
+            with http_server(binary, env) as (url, token):
+                headers = {"Authorization": f"Bearer {token}"}
+                async with create_mcp_http_client(headers=headers) as http:
+                    async with connect(streamable_http_client(url, http_client=http), mode) as client:
+                        await exercise(client, tag)
+        else:
+            server = StdioServerParameters(command=binary, args=["serve"], env=env)
+            async with connect(server, mode) as client:
+                await exercise(client, tag)
     finally:
         shutil.rmtree(state, ignore_errors=True)
-    print(f"ok ({mode})")
+    print(f"ok ({mode} over {transport})")
 
 
 if __name__ == "__main__":
-    anyio.run(main, *sys.argv[1:5])
+    anyio.run(main, *sys.argv[1:6])
