@@ -354,7 +354,8 @@ pub struct HttpArgs {
     #[arg(
         long = "conformance-fixtures",
         env = "CAM_CONFORMANCE_FIXTURES",
-        hide = true
+        hide = true,
+        value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub conformance_fixtures: bool,
 }

@@ -25,18 +25,7 @@ struct Http {
 
 impl Http {
     async fn start(builder: Builder) -> Self {
-        let server = builder.arg("--http").arg("127.0.0.1:0").spawn();
-        wait_until("the server says where it listens", || {
-            server.stderr().contains("url=http://")
-        })
-        .await;
-        let stderr = server.stderr();
-        let url = stderr
-            .split("url=")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .expect("the URL")
-            .to_owned();
+        let (server, url) = builder.spawn_http().await;
         Self {
             server,
             url,

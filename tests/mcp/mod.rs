@@ -90,6 +90,27 @@ impl Builder {
         self
     }
 
+    /// Start `serve --http 127.0.0.1:0`; the server and the URL it logs that it serves.
+    pub async fn spawn_http(self) -> (Server, String) {
+        let server = self.arg("--http").arg("127.0.0.1:0").spawn();
+        let start = Instant::now();
+        loop {
+            let stderr = server.stderr();
+            let url = stderr
+                .split("url=")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next());
+            if let Some(url) = url {
+                return (server, url.to_owned());
+            }
+            assert!(
+                start.elapsed() < DEADLINE,
+                "the server never said where it listens\n{stderr}"
+            );
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+
     pub fn spawn(mut self) -> Server {
         let mut child = self.command.spawn().expect("start cli-agent-mcp");
         let stdin = child.stdin.take().expect("piped stdin");
