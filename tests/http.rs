@@ -148,37 +148,33 @@ fn progress_of(messages: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// Send `request`, expect it refused with `status` and a body that names `fix`; its headers.
+async fn refused(
+    request: reqwest::RequestBuilder,
+    status: StatusCode,
+    fix: &str,
+) -> reqwest::header::HeaderMap {
+    let response = request.send().await.expect("send");
+    assert_eq!(response.status(), status);
+    let headers = response.headers().clone();
+    let body = response.text().await.expect("body");
+    assert!(body.contains(fix), "{body}");
+    headers
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_without_the_token_or_with_a_wrong_one_are_401_with_a_bearer_challenge() {
     let mut http = Http::start(http_server().env("CAM_HTTP_TOKEN", "right-token")).await;
     let discover = || http.modern(1, "server/discover", json!({}));
 
-    let missing = discover().send().await.expect("send");
-    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
-    let challenge = missing.headers()["www-authenticate"]
-        .to_str()
-        .expect("ascii");
+    let missing = refused(discover(), StatusCode::UNAUTHORIZED, "CAM_HTTP_TOKEN").await;
+    let challenge = missing["www-authenticate"].to_str().expect("ascii");
     assert!(challenge.starts_with("Bearer "), "{challenge}");
-    assert!(
-        missing
-            .text()
-            .await
-            .expect("body")
-            .contains("CAM_HTTP_TOKEN")
-    );
 
-    let wrong = discover()
-        .bearer_auth("wrong-token")
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
-    assert!(
-        wrong.headers()["www-authenticate"]
-            .to_str()
-            .expect("ascii")
-            .contains("invalid_token")
-    );
+    let wrong = discover().bearer_auth("wrong-token");
+    let wrong = refused(wrong, StatusCode::UNAUTHORIZED, "wrong").await;
+    let challenge = wrong["www-authenticate"].to_str().expect("ascii");
+    assert!(challenge.contains("invalid_token"), "{challenge}");
 
     http.token = Some("right-token");
     let right = http
@@ -194,33 +190,15 @@ async fn a_foreign_origin_or_host_is_403_and_the_servers_own_origin_is_served() 
     let http = Http::start(http_server()).await;
     let discover = || http.modern(1, "server/discover", json!({}));
 
-    let foreign_origin = discover()
-        .header("origin", "http://evil.example.com")
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(foreign_origin.status(), StatusCode::FORBIDDEN);
-    assert!(
-        foreign_origin
-            .text()
-            .await
-            .expect("body")
-            .contains("--http-allowed-origin")
-    );
-
-    let foreign_host = discover()
-        .header("host", "evil.example.com")
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(foreign_host.status(), StatusCode::FORBIDDEN);
-    assert!(
-        foreign_host
-            .text()
-            .await
-            .expect("body")
-            .contains("--http-allowed-host")
-    );
+    let foreign_origin = discover().header("origin", "http://evil.example.com");
+    refused(
+        foreign_origin,
+        StatusCode::FORBIDDEN,
+        "--http-allowed-origin",
+    )
+    .await;
+    let foreign_host = discover().header("host", "evil.example.com");
+    refused(foreign_host, StatusCode::FORBIDDEN, "--http-allowed-host").await;
 
     let own_origin = http.url.trim_end_matches("/mcp").to_owned();
     let same_origin = discover()
@@ -235,19 +213,13 @@ async fn a_foreign_origin_or_host_is_403_and_the_servers_own_origin_is_served() 
 async fn an_oversize_body_is_413_and_names_the_setting_that_raises_the_limit() {
     let http = Http::start(http_server().arg("--http-max-body-bytes").arg("2048")).await;
     let prompt = "x".repeat(4096);
-    let response = http
-        .modern(1, "tools/call", call_params(&prompt, "big"))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(response.status(), StatusCode::PAYLOAD_TOO_LARGE);
-    assert!(
-        response
-            .text()
-            .await
-            .expect("body")
-            .contains("--http-max-body-bytes")
-    );
+    let oversize = http.modern(1, "tools/call", call_params(&prompt, "big"));
+    refused(
+        oversize,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "--http-max-body-bytes",
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -265,20 +237,14 @@ async fn a_request_over_the_concurrency_limit_is_503_until_the_first_one_ends() 
         .expect("send");
     wait_for_tagged(&tag, 1).await;
 
-    let second = http
-        .modern(2, "server/discover", json!({}))
-        .send()
-        .await
-        .expect("send");
-    assert_eq!(second.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert_eq!(second.headers()["retry-after"], "1");
-    assert!(
-        second
-            .text()
-            .await
-            .expect("body")
-            .contains("--http-max-requests")
-    );
+    let second = http.modern(2, "server/discover", json!({}));
+    let busy = refused(
+        second,
+        StatusCode::SERVICE_UNAVAILABLE,
+        "--http-max-requests",
+    )
+    .await;
+    assert_eq!(busy["retry-after"], "1");
 
     let mut sse = Sse::default();
     sse.next(&mut first).await.expect("a first event");

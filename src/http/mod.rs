@@ -106,7 +106,9 @@ pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle
     let bound = listener.local_addr().unwrap_or(settings.addr);
     let streams = CancellationToken::new();
     let app = router(server, &settings, streams.clone());
-    tracing::info!(url = %format!("http://{bound}{MCP_PATH}"), token = settings.token.is_some(), "serving MCP over Streamable HTTP");
+    let url = format!("http://{bound}{MCP_PATH}");
+    let token = settings.token.is_some();
+    tracing::info!(%url, token, "listening");
     let shutdown = lifecycle.shutdown.clone();
     let mut serving = tokio::spawn(
         axum::serve(listener, app)

@@ -140,7 +140,12 @@ async fn build(args: &ServeArgs, config: EngineConfig) -> Result<(AgentServer, L
         tools = %catalogue.names(),
         roots = %policy.describe_roots(),
         max_permission = %policy.max_permission(),
-        "serving MCP"
+        "serving MCP {}",
+        if args.http.addr.is_some() {
+            "over Streamable HTTP"
+        } else {
+            "on stdio"
+        }
     );
     let server = AgentServer {
         jobs,

@@ -162,3 +162,13 @@ pub fn become_subreaper() {
         cli_agent_engine::process::become_subreaper().expect("PR_SET_CHILD_SUBREAPER")
     });
 }
+
+/// A tool a test drives is missing: skip with `message`, unless `CAM_TEST_REQUIRE_ALL=1`
+/// (CI), where that is a failure.
+pub fn skip_unless_required(message: &str) {
+    assert!(
+        std::env::var("CAM_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
+        "{message} (CAM_TEST_REQUIRE_ALL=1 forbids skipping)"
+    );
+    eprintln!("skipped: {message}");
+}
