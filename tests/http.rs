@@ -395,3 +395,52 @@ async fn sigterm_answers_the_running_call_records_its_job_interrupted_and_exits_
     let jobs: Value = serde_json::from_slice(&listed.stdout).expect("jobs as JSON");
     assert_eq!(jobs[0]["status"], "interrupted", "{jobs:#}");
 }
+
+/// 2025-11-25 says a dropped stream is not a cancel (the client may resume it); ending the
+/// session is, and so is `notifications/cancelled`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_2025_11_25_session_ending_the_session_or_a_cancel_stops_the_runs() {
+    let http = Http::start(http_server()).await;
+    let session = http.legacy_session().await;
+    let in_session = |body: &Value| {
+        http.post(body)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", LEGACY_VERSION)
+    };
+    let (cancelled, ended) = (unique("http-cancelled"), unique("http-session-ended"));
+    let mut streams = Vec::new();
+    for (id, tag) in [(2, &cancelled), (3, &ended)] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": call_params(&format!("stream=60 tag={tag} children=2"), tag)});
+        let mut response = in_session(&call).send().await.expect("send");
+        wait_for_tagged(tag, 2).await;
+        Sse::default().next(&mut response).await.expect("an event");
+        streams.push(response);
+    }
+
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 2, "reason": "test"}});
+    let accepted = in_session(&cancel).send().await.expect("send");
+    assert_eq!(accepted.status(), StatusCode::ACCEPTED);
+    wait_until("the cancelled call's processes are gone", || {
+        tagged_pids(&cancelled).is_empty()
+    })
+    .await;
+    assert!(!tagged_pids(&ended).is_empty(), "the other call still runs");
+
+    drop(streams);
+    let deleted = http
+        .client
+        .delete(&http.url)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", LEGACY_VERSION)
+        .send()
+        .await
+        .expect("send");
+    assert!(deleted.status().is_success(), "{}", deleted.status());
+    wait_until("the ended session's run is gone", || {
+        tagged_pids(&ended).is_empty()
+    })
+    .await;
+    assert_none_tagged(&ended);
+}

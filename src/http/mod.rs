@@ -5,8 +5,11 @@
 //! (`Mcp-Session-Id`), 2026-07-28 requests are served statelessly. Every session and request
 //! shares the one [`AgentServer`] (engine, jobs, limits). Around it, outermost first: `guard`
 //! (Host and Origin: DNS-rebinding protection), `auth` (the bearer token, when one is set),
-//! `limits` (body size, requests in flight, open streams). A client that closes a request's
-//! stream cancels its call, and with it the run, unless the run was handed off as a job.
+//! `limits` (body size, requests in flight, open streams).
+//!
+//! Cancelling: on 2026-07-28 closing a request's stream is the cancel, so its run stops (unless
+//! handed off as a job). On 2025-11-25 a dropped stream is not a cancel (the spec lets the
+//! client resume it); `notifications/cancelled` or ending the session (DELETE) stops the runs.
 //!
 //! Shutdown (SIGTERM, SIGHUP, SIGINT when idle) is the stdio one: no new connection, every run
 //! stopped (jobs recorded `interrupted`), the stopped calls' answers sent, then the streams
