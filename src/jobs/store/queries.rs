@@ -10,6 +10,10 @@ use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 use super::id::JobId;
 use super::record::{JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo};
 use super::{Store, StoreError};
+use crate::budget::head_and_tail;
+
+/// The most of a run's reasoning its row keeps, head and tail: its transcript has it all.
+const REASONING_KEPT_CHARS: usize = 64 * 1024;
 
 /// The prompt's first characters kept in the row.
 const PREVIEW_CHARS: usize = 200;
@@ -69,14 +73,12 @@ impl Store {
         status: JobStatus,
         outcome: &Outcome,
     ) -> Result<(), StoreError> {
-        let mut rest = serde_json::to_value(outcome).map_err(|source| StoreError::BadRecord {
-            id: id.to_string(),
-            path: self.path().to_owned(),
-            source,
-        })?;
-        if let Some(fields) = rest.as_object_mut() {
-            fields.remove("answer");
-        }
+        let rest =
+            serde_json::to_string(&kept(outcome)).map_err(|source| StoreError::BadRecord {
+                id: id.to_string(),
+                path: self.path().to_owned(),
+                source,
+            })?;
         let changed = self
             .conn()
             .prepare_cached(
@@ -91,7 +93,7 @@ impl Store {
                     now_ms(),
                     outcome.answer,
                     outcome.answer.chars().count() as u64,
-                    rest.to_string(),
+                    rest,
                     outcome.session_id,
                 ])
             })
@@ -125,6 +127,7 @@ impl Store {
             path: self.path().to_owned(),
             source,
         };
+        // The column holds no answer (or an empty one): it has a column of its own.
         let mut value: serde_json::Value = serde_json::from_str(&rest).map_err(bad)?;
         if let Some(fields) = value.as_object_mut() {
             fields.insert("answer".into(), answer.unwrap_or_default().into());
@@ -274,4 +277,25 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64)
+}
+
+/// The outcome as its row keeps it: the answer has a column of its own (paged by character),
+/// and the reasoning is cut to [`REASONING_KEPT_CHARS`].
+fn kept(outcome: &Outcome) -> Outcome {
+    let reasoning = outcome.reasoning.as_deref().map(|text| {
+        head_and_tail(text, REASONING_KEPT_CHARS, |omitted, _| {
+            format!("… {omitted} characters of reasoning left out: the job's transcript has them")
+        })
+        .into_owned()
+    });
+    Outcome {
+        answer: String::new(),
+        reasoning,
+        session_id: outcome.session_id.clone(),
+        tools: outcome.tools.clone(),
+        stderr_tail: outcome.stderr_tail.clone(),
+        warnings: outcome.warnings.clone(),
+        error: outcome.error.clone(),
+        ..*outcome
+    }
 }

@@ -1,5 +1,5 @@
-//! Keeping a result within what a host hands its model: long text keeps its head and tail,
-//! with a line in between saying what was left out and the call that returns it.
+//! Keeping long text within a budget: it keeps its head and tail, with a line in between saying
+//! what was left out and where to find it.
 
 use std::borrow::Cow;
 
