@@ -349,14 +349,15 @@ impl Jobs {
 
 /// The outcome of a job stopped while it waited in the queue.
 fn not_run(job: &Job) -> Outcome {
-    let reason = job.stop_reason().map_or("cancelled", StopReason::describe);
+    let stop = job.stop_reason();
     let error = ErrorInfo {
         kind: ErrorKind::Cancelled,
         message: format!(
-            "the {} job was {reason} while it waited in the queue",
-            job.agent
+            "the {} job was {} while it waited in the queue",
+            job.agent,
+            stop.map_or("cancelled", StopReason::describe)
         ),
-        hint: None,
+        hint: stop.and_then(StopReason::hint).map(str::to_owned),
     };
     let mut outcome = Outcome::not_run(job.agent, Status::Cancelled, error);
     outcome.duration_ms = u64::try_from(job.elapsed().as_millis()).unwrap_or(u64::MAX);
