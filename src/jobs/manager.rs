@@ -3,6 +3,7 @@
 //! watch it and stop it. A job outlives the call that started it: a blocking call may hand it
 //! off and answer, and the job carries on until it ends or the server goes.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -20,6 +21,7 @@ use tokio_util::task::TaskTracker;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
+use crate::budget::head_and_tail;
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;
@@ -259,6 +261,7 @@ impl Jobs {
 
     /// Record the end, keep the job for `job_wait`, and tell every waiter.
     async fn finish(&self, job: &Arc<Job>, mut outcome: Outcome, options: JobOptions) {
+        outcome.reasoning = outcome.reasoning.map(keep_reasoning);
         let status = match job.stop_reason() {
             Some(StopReason::Shutdown(_)) if outcome.status == Status::Cancelled => {
                 JobStatus::Interrupted
@@ -344,6 +347,19 @@ impl Jobs {
         self.live
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A finished job keeps at most this much of its reasoning, head and tail, in memory and in
+/// its row: results show 2000 characters of it, and its transcript has every reasoning event.
+const REASONING_KEPT_CHARS: usize = 64 * 1024;
+
+fn keep_reasoning(reasoning: String) -> String {
+    match head_and_tail(&reasoning, REASONING_KEPT_CHARS, |omitted, _| {
+        format!("… {omitted} characters of reasoning left out: the job's transcript has them")
+    }) {
+        Cow::Borrowed(_) => reasoning,
+        Cow::Owned(cut) => cut,
     }
 }
 

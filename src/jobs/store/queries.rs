@@ -10,10 +10,6 @@ use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 use super::id::JobId;
 use super::record::{JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo};
 use super::{Store, StoreError};
-use crate::budget::head_and_tail;
-
-/// The most of a run's reasoning its row keeps, head and tail: its transcript has it all.
-const REASONING_KEPT_CHARS: usize = 64 * 1024;
 
 /// The prompt's first characters kept in the row.
 const PREVIEW_CHARS: usize = 200;
@@ -279,19 +275,12 @@ pub fn now_ms() -> u64 {
         .map_or(0, |elapsed| elapsed.as_millis() as u64)
 }
 
-/// The outcome as its row keeps it: the answer has a column of its own (paged by character),
-/// and the reasoning is cut to [`REASONING_KEPT_CHARS`].
+/// The outcome as its row keeps it: the answer has a column of its own (paged by character).
 fn kept(outcome: &Outcome) -> Outcome {
-    let reasoning = outcome.reasoning.as_deref().map(|text| {
-        head_and_tail(text, REASONING_KEPT_CHARS, |omitted, _| {
-            format!("… {omitted} characters of reasoning left out: the job's transcript has them")
-        })
-        .into_owned()
-    });
     Outcome {
         answer: String::new(),
-        reasoning,
         session_id: outcome.session_id.clone(),
+        reasoning: outcome.reasoning.clone(),
         tools: outcome.tools.clone(),
         stderr_tail: outcome.stderr_tail.clone(),
         warnings: outcome.warnings.clone(),
