@@ -446,3 +446,19 @@ fn save_answer(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
         .open(path)?
         .write_all(answer.as_bytes())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_finished_job_keeps_the_head_and_tail_of_long_reasoning_and_says_where_the_rest_is() {
+        let short = "thinking".to_owned();
+        assert_eq!(keep_reasoning(short.clone()), short);
+        let long = format!("{}{}", "a".repeat(REASONING_KEPT_CHARS), "z".repeat(10));
+        let kept = keep_reasoning(long);
+        assert!(kept.starts_with('a') && kept.ends_with("zzzzzzzzzz"), "head and tail");
+        assert!(kept.contains("10 characters of reasoning left out: the job's transcript"));
+        assert!(kept.chars().count() < REASONING_KEPT_CHARS + 200);
+    }
+}
