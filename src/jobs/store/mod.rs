@@ -5,12 +5,14 @@
 mod chunks;
 pub mod dir;
 mod error;
+mod feed;
 mod id;
 mod owners;
 mod pages;
 mod queries;
 mod record;
 mod recorder;
+mod remote_cancel;
 mod schema;
 mod writer;
 
@@ -26,12 +28,14 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 pub use error::StoreError;
+pub use feed::FeedPage;
 pub use id::{BadJobId, JobId};
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
 };
 pub use recorder::Recorder;
+pub use remote_cancel::RemoteCancel;
 
 use schema::MigrateError;
 use writer::Writer;
