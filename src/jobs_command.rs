@@ -8,12 +8,11 @@ use std::time::Duration;
 
 use crate::args::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
-    JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError, dir, now_ms,
+    CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError, dir,
+    now_ms,
 };
 
 const EXIT_FAILED: u8 = 1;
-/// How long `jobs cancel` waits for the owning server to record the job ended.
-const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// Events per page when printing a transcript.
 const TRANSCRIPT_PAGE: u64 = 1000;
 
@@ -214,12 +213,7 @@ fn cancel(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
     let message = cancel.message(id);
     let mut out = std::io::stdout().lock();
     if json {
-        print_json(
-            &mut out,
-            &serde_json::json!({
-                "id": id, "result": cancel.name(), "status": cancel.status(), "message": message,
-            }),
-        )?;
+        print_json(&mut out, &cancel.to_json(id))?;
     } else if cancel == RemoteCancel::Cancelled {
         writeln!(out, "{message}")?;
     }

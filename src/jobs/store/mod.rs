@@ -28,14 +28,13 @@ use std::time::Duration;
 use rusqlite::Connection;
 
 pub use error::StoreError;
-pub use feed::FeedPage;
 pub use id::{BadJobId, JobId};
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
 };
 pub use recorder::Recorder;
-pub use remote_cancel::RemoteCancel;
+pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};
 
 use schema::MigrateError;
 use writer::Writer;

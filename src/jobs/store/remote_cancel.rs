@@ -7,6 +7,8 @@ use super::id::JobId;
 use super::record::{CancelRequest, JobStatus, Owner};
 use super::{Store, StoreError};
 
+/// How long a cancel from outside waits for the owning server to record the job ended.
+pub const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// How often the wait looks at the job again.
 const POLL: Duration = Duration::from_millis(100);
 
@@ -67,6 +69,13 @@ impl RemoteCancel {
                  now recorded interrupted"
             ),
         }
+    }
+
+    /// The report as JSON: `id`, `result` ([`Self::name`]), `status` and `message`.
+    pub fn to_json(self, id: &JobId) -> serde_json::Value {
+        serde_json::json!({
+            "id": id, "result": self.name(), "status": self.status(), "message": self.message(id),
+        })
     }
 }
 
