@@ -272,7 +272,8 @@ impl JobFeed {
             self.answered = true;
         }
         if self.answered && !self.behind {
-            self.pending.push_back(Event::default().event("end").data("{}"));
+            self.pending
+                .push_back(Event::default().event("end").data("{}"));
             self.ended = true;
         }
         self.shown = Some(read.job);

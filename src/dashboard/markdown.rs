@@ -71,7 +71,9 @@ mod tests {
 
     #[test]
     fn markdown_becomes_html() {
-        let html = render("# Title\n\nSome **bold** and `code`.\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n");
+        let html = render(
+            "# Title\n\nSome **bold** and `code`.\n\n- a\n- b\n\n| x | y |\n|---|---|\n| 1 | 2 |\n",
+        );
         for part in [
             "<h1>Title</h1>",
             "<strong>bold</strong>",
@@ -91,8 +93,14 @@ mod tests {
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
         assert!(!html.contains("<b>"), "{html}");
-        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
-        assert!(html.contains("&lt;img src=x onerror=alert(2)&gt;"), "{html}");
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(2)&gt;"),
+            "{html}"
+        );
     }
 
     #[test]
@@ -101,11 +109,17 @@ mod tests {
             "[a](https://example.com/x) [b](javascript:alert(1)) [c](java%0ascript:x) \
              [d](JaVa&#9;Script:alert(1)) [e](data:text/html,x) [f](docs/readme.md) [g](mailto:me@x)",
         );
-        assert!(html.contains(r#"<a href="https://example.com/x">a</a>"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="https://example.com/x">a</a>"#),
+            "{html}"
+        );
         assert!(html.contains(r#"<a href="docs/readme.md">f</a>"#), "{html}");
         assert!(html.contains(r#"<a href="mailto:me@x">g</a>"#), "{html}");
         for name in ['b', 'd', 'e'] {
-            assert!(html.contains(&format!(r##"<a href="#">{name}</a>"##)), "{name}: {html}");
+            assert!(
+                html.contains(&format!(r##"<a href="#">{name}</a>"##)),
+                "{name}: {html}"
+            );
         }
         assert!(!html.to_ascii_lowercase().contains("javascript:"), "{html}");
         assert!(!html.contains("data:"), "{html}");
@@ -115,7 +129,10 @@ mod tests {
     fn images_become_links_and_load_nothing() {
         let html = render("![a cat](https://example.com/cat.png) ![x](javascript:alert(1))");
         assert!(!html.contains("<img"), "{html}");
-        assert!(html.contains(r#"<a href="https://example.com/cat.png">a cat</a>"#), "{html}");
+        assert!(
+            html.contains(r#"<a href="https://example.com/cat.png">a cat</a>"#),
+            "{html}"
+        );
         assert!(html.contains(r##"<a href="#">x</a>"##), "{html}");
     }
 }

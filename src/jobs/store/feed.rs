@@ -85,7 +85,13 @@ mod tests {
         let older = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
         let start = store.feed_start(10).unwrap();
         assert_eq!(ids(&start), [older.to_string()]);
-        assert!(store.changed_since(start.cursor, 10).unwrap().jobs.is_empty());
+        assert!(
+            store
+                .changed_since(start.cursor, 10)
+                .unwrap()
+                .jobs
+                .is_empty()
+        );
 
         let newer = insert(&store, AgentKind::Claude, dir.path(), JobStatus::Queued);
         let inserted = store.changed_since(start.cursor, 10).unwrap();
@@ -107,7 +113,13 @@ mod tests {
         let finished = store.changed_since(moved.cursor, 1).unwrap();
         assert_eq!(ids(&finished), [older.to_string()]);
         assert_eq!(finished.jobs[0].status, JobStatus::Completed);
-        assert!(store.changed_since(finished.cursor, 10).unwrap().jobs.is_empty());
+        assert!(
+            store
+                .changed_since(finished.cursor, 10)
+                .unwrap()
+                .jobs
+                .is_empty()
+        );
     }
 
     #[test]

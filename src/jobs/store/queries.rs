@@ -16,7 +16,8 @@ const PREVIEW_CHARS: usize = 200;
 pub(super) const UNFINISHED: &str = "('queued', 'running')";
 
 /// The columns [`record`] reads, in its order.
-pub(super) const RECORD: &str = "id, agent, origin, status, workspace, permission, model, prompt_preview,
+pub(super) const RECORD: &str =
+    "id, agent, origin, status, workspace, permission, model, prompt_preview,
     created_ms, started_ms, finished_ms, owner_pid, owner_start, progress, session_id,
     answer_chars, outcome -> '$.error', outcome -> '$.usage',
     events, event_bytes, dropped_events, dropped_bytes";

@@ -19,10 +19,15 @@ pub enum RemoteCancel {
     /// It ended some other way before the cancel took effect.
     Ended(JobStatus),
     /// The owner was asked and has not recorded the end within the wait.
-    NotStopped { owner: Owner, waited: Duration },
+    NotStopped {
+        owner: Owner,
+        waited: Duration,
+    },
     AlreadyFinished(JobStatus),
     /// Its server is gone: the job is now recorded interrupted.
-    OwnerGone { pid: u32 },
+    OwnerGone {
+        pid: u32,
+    },
 }
 
 impl RemoteCancel {
