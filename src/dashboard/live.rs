@@ -133,7 +133,7 @@ impl JobsFeed {
     /// The message this poll has, if any.
     async fn poll(&mut self) -> Option<Event> {
         let cursor = self.cursor;
-        let orphans = self.polls % ORPHAN_POLLS == 0;
+        let orphans = self.polls.is_multiple_of(ORPHAN_POLLS);
         self.polls = self.polls.wrapping_add(1);
         let page = self
             .state

@@ -17,7 +17,8 @@ const JOB: &str = include_str!("assets/job.html");
 const UNAUTHORIZED: &str = include_str!("assets/unauthorized.html");
 
 /// Name, content type, content.
-const ASSETS: [(&str, &str, &str); 4] = [
+const ASSETS: [(&str, &str, &str); 5] = [
+    ("icon.svg", "image/svg+xml", include_str!("assets/icon.svg")),
     (
         "style.css",
         "text/css; charset=utf-8",

@@ -82,8 +82,12 @@ function showLines(message) {
 
 function showAnswer(message) {
   $('answer-section').hidden = false;
-  // Rendered by the server from markdown, raw HTML in it escaped: safe to insert.
-  $('answer').innerHTML = message.html;
+  if (message.chars === 0) {
+    $('answer').replaceChildren(el('p', { class: 'note' }, 'The job gave no answer.'));
+  } else {
+    // Rendered by the server from markdown, raw HTML in it escaped: safe to insert.
+    $('answer').innerHTML = message.html;
+  }
   const note = $('answer-note');
   note.hidden = message.shown_chars >= message.chars;
   note.textContent = `The first ${message.shown_chars} of ${message.chars} characters: cli-agent-mcp jobs result ${id} prints the whole answer.`;
