@@ -13,7 +13,7 @@ use std::path::Path;
 use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
 use mcp::{Server, is_error};
 use serde_json::{Value, json};
-use web::{Dashboard, Request};
+use web::{Dashboard, Feed, Request};
 
 /// A server keeping its jobs in `state`, initialized.
 async fn server_on(state: &Path) -> Server {
@@ -39,6 +39,37 @@ fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
         "snapshot" | "changed" => data["jobs"].as_array()?.iter().find(|job| job["id"] == id),
         "job" => Some(&data["job"]).filter(|job| job["id"] == id),
         _ => None,
+    }
+}
+
+/// A server and a dashboard on one store, a background job, and the feed of its page.
+struct JobPage {
+    dashboard: Dashboard,
+    cookie: String,
+    id: String,
+    feed: Feed,
+    _server: Server,
+    _state: TempDir,
+}
+
+impl JobPage {
+    async fn open(agent: &str, prompt: &str) -> Self {
+        let state = TempDir::new("dash-job");
+        let mut server = server_on(state.path()).await;
+        let id = background(&mut server, agent, prompt).await;
+        let dashboard = Dashboard::start(state.path()).await;
+        let cookie = dashboard.log_in().await;
+        let feed = dashboard
+            .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
+            .await;
+        Self {
+            dashboard,
+            cookie,
+            id,
+            feed,
+            _server: server,
+            _state: state,
+        }
     }
 }
 
@@ -205,16 +236,10 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped() {
-    let state = TempDir::new("dash-answer");
-    let mut server = server_on(state.path()).await;
     let answer = "**bold**_and_`code`_<script>alert(1)</script>_<img_src=x_onerror=alert(2)>_[link](javascript:alert(3))";
-    let id = background(&mut server, "claude", &format!("tool answer={answer}")).await;
-    let dashboard = Dashboard::start(state.path()).await;
-    let cookie = dashboard.log_in().await;
-
-    let mut feed = dashboard
-        .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
-        .await;
+    // Bound whole: the fields left out of a pattern would be dropped (the dashboard killed).
+    let page = JobPage::open("claude", &format!("tool answer={answer}")).await;
+    let (dashboard, cookie, id, mut feed) = (&page.dashboard, &page.cookie, &page.id, page.feed);
     let html = feed
         .wait_for("the rendered answer", |name, data| {
             (name == "answer").then(|| data["html"].as_str().unwrap().to_owned())
@@ -277,19 +302,8 @@ async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_jobs_page_shows_its_error_and_hint() {
-    let state = TempDir::new("dash-error");
-    let mut server = server_on(state.path()).await;
-    let id = background(
-        &mut server,
-        "gemini",
-        "fail=429_Too_Many_Requests:_quota_exhausted",
-    )
-    .await;
-    let dashboard = Dashboard::start(state.path()).await;
-    let cookie = dashboard.log_in().await;
-    let mut feed = dashboard
-        .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
-        .await;
+    let page = JobPage::open("gemini", "fail=429_Too_Many_Requests:_quota_exhausted").await;
+    let (id, mut feed) = (&page.id, page.feed);
     let job = feed
         .wait_for("the job failed", |name, data| {
             job_in(name, data, &id)
