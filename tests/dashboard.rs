@@ -107,6 +107,13 @@ async fn the_printed_token_logs_in_one_browser_once_and_every_page_needs_its_coo
         .send(&Request::get(&format!("/?token={}", dashboard.token)))
         .await;
     assert_eq!(reuse.status, 401, "the token works once: {reuse:?}");
+    let reopened = dashboard
+        .send(&Request::get(&format!("/?token={}", dashboard.token)).cookie(&cookie))
+        .await;
+    assert_eq!(
+        reopened.status, 303,
+        "the browser it logged in: {reopened:?}"
+    );
 
     let page = dashboard.send(&Request::get("/").cookie(&cookie)).await;
     assert_eq!(page.status, 200, "{page:?}");
@@ -237,9 +244,15 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped() {
     let answer = "**bold**_and_`code`_<script>alert(1)</script>_<img_src=x_onerror=alert(2)>_[link](javascript:alert(3))";
-    // Bound whole: the fields left out of a pattern would be dropped (the dashboard killed).
-    let page = JobPage::open("claude", &format!("tool answer={answer}")).await;
-    let (dashboard, cookie, id, mut feed) = (&page.dashboard, &page.cookie, &page.id, page.feed);
+    // Every field bound: one left out of the pattern would be dropped (the dashboard killed).
+    let JobPage {
+        dashboard,
+        cookie,
+        id,
+        mut feed,
+        _server,
+        _state,
+    } = JobPage::open("claude", &format!("tool answer={answer}")).await;
     let html = feed
         .wait_for("the rendered answer", |name, data| {
             (name == "answer").then(|| data["html"].as_str().unwrap().to_owned())
@@ -302,8 +315,14 @@ async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_jobs_page_shows_its_error_and_hint() {
-    let page = JobPage::open("gemini", "fail=429_Too_Many_Requests:_quota_exhausted").await;
-    let (id, mut feed) = (&page.id, page.feed);
+    let JobPage {
+        id,
+        mut feed,
+        dashboard: _dashboard,
+        cookie: _,
+        _server,
+        _state,
+    } = JobPage::open("gemini", "fail=429_Too_Many_Requests:_quota_exhausted").await;
     let job = feed
         .wait_for("the job failed", |name, data| {
             job_in(name, data, &id)

@@ -118,6 +118,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         "03-job-page-streams-events",
         "04-cancel-cancels-the-job",
         "05-phone-list",
+        "06-phone-job",
     ] {
         assert!(stdout.contains(&format!("ok {step}")), "{step}:\n{stdout}");
         assert!(

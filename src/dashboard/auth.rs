@@ -19,7 +19,6 @@ pub const CSRF_HEADER: &str = "x-csrf-token";
 const TOKEN_PARAM: &str = "token";
 
 /// A random value from the OS, as 64 hex digits.
-#[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 
 impl Secret {
@@ -42,12 +41,6 @@ impl Secret {
                 .zip(theirs)
                 .fold(0u8, |diff, (a, b)| diff | (a ^ b))
                 == 0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(..)")
     }
 }
 
@@ -117,14 +110,12 @@ impl Access {
         }
         let session = &self.session;
         let prefix = format!("{}=", self.cookie_name);
-        let presented = headers
+        headers
             .get_all(COOKIE)
             .iter()
             .filter_map(|value| value.to_str().ok())
             .flat_map(|value| value.split(';'))
-            .filter_map(|pair| pair.trim().strip_prefix(&prefix));
-        presented
-            .into_iter()
+            .filter_map(|pair| pair.trim().strip_prefix(&prefix))
             .any(|value| session.cookie.matches(value))
             .then_some(session)
     }
@@ -165,13 +156,15 @@ pub async fn guard(State(state): State<DashboardState>, request: Request, next: 
     if request.uri().path().starts_with("/assets/") {
         return next.run(request).await;
     }
+    let session = access.session(request.headers());
     if let Some(token) = login_token(&request) {
-        return match access.log_in(&token) {
+        // The printed URL opened again in the browser it logged in: on to the page.
+        return match session.or_else(|| access.log_in(&token)) {
             Some(session) => logged_in(access, session),
             None => unauthorized(),
         };
     }
-    let Some(session) = access.session(request.headers()) else {
+    let Some(session) = session else {
         return unauthorized();
     };
     if request.method() != Method::GET {

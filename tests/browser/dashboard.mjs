@@ -91,12 +91,16 @@ try {
   const phone = await context.newPage();
   watch(phone);
   await phone.setViewportSize({ width: 390, height: 844 });
-  await phone.goto(new URL('/', url).href);
-  await phone.locator(`tr[data-job-id="${id}"] .status.cancelled`).waitFor();
-  const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  if (overflow > 0) throw new Error(`the list is ${overflow}px wider than a phone`);
-  await phone.screenshot({ path: join(artifacts, '05-phone-list.png'), fullPage: true });
-  console.log('ok 05-phone-list');
+  const onPhone = async (name, path, selector) => {
+    await phone.goto(new URL(path, url).href);
+    await phone.locator(selector).waitFor();
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 0) throw new Error(`${path} is ${overflow}px wider than a phone`);
+    await phone.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    console.log(`ok ${name}`);
+  };
+  await onPhone('05-phone-list', '/', `tr[data-job-id="${id}"] .status.cancelled`);
+  await onPhone('06-phone-job', `/jobs/${id}`, '#status.cancelled');
 } finally {
   await browser.close();
 }
