@@ -358,3 +358,34 @@ async fn sigterm_ends_the_dashboard_with_exit_0_while_a_feed_is_open() {
     let status = dashboard.wait_exit().await;
     assert!(status.success(), "{status:?}");
 }
+
+#[test]
+fn a_port_in_use_or_an_unusable_store_ends_the_dashboard_at_start_saying_what_to_do() {
+    let dashboard = |state: &Path, args: &[&str]| {
+        std::process::Command::new(mcp::binary())
+            .arg("dashboard")
+            .args(args)
+            .env("CAM_STATE_DIR", state)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the dashboard")
+    };
+    let state = TempDir::new("dash-start");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let busy = dashboard(state.path(), &["--port", &port]);
+    let stderr = String::from_utf8_lossy(&busy.stderr);
+    assert_eq!(busy.status.code(), Some(1), "{busy:?}");
+    assert!(busy.stdout.is_empty(), "no URL printed: {busy:?}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("--port"),
+        "{stderr}"
+    );
+
+    let not_a_dir = state.path().join("a-file");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let unusable = dashboard(&not_a_dir, &[]);
+    let stderr = String::from_utf8_lossy(&unusable.stderr);
+    assert_eq!(unusable.status.code(), Some(1), "{unusable:?}");
+    assert!(stderr.contains("CAM_STATE_DIR"), "{stderr}");
+}

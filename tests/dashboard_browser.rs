@@ -36,6 +36,10 @@ impl Browser {
                 chromium.display()
             ));
         }
+        let node = std::process::Command::new("node").arg("--version").output();
+        if !node.is_ok_and(|node| node.status.success()) {
+            return Err("no node on PATH (Node.js 20 or newer)".to_owned());
+        }
         let playwright = root().join(".tools/browser/node_modules/playwright-core");
         if !playwright.join("package.json").is_file() {
             return Err(format!(
