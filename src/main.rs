@@ -2,6 +2,7 @@
 
 mod args;
 mod budget;
+mod dashboard;
 mod doctor;
 mod jobs;
 mod jobs_command;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run_command::run(args, config).await,
             Command::Doctor(args) => doctor::run(config, args.json).await,
             Command::Jobs(args) => jobs_command::run(args),
+            Command::Dashboard(args) => dashboard::run(args).await,
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.

@@ -16,7 +16,8 @@ const PREVIEW_CHARS: usize = 200;
 pub(super) const UNFINISHED: &str = "('queued', 'running')";
 
 /// The columns [`record`] reads, in its order.
-const RECORD: &str = "id, agent, origin, status, workspace, permission, model, prompt_preview,
+pub(super) const RECORD: &str =
+    "id, agent, origin, status, workspace, permission, model, prompt_preview,
     created_ms, started_ms, finished_ms, owner_pid, owner_start, progress, session_id,
     answer_chars, outcome -> '$.error', outcome -> '$.usage',
     events, event_bytes, dropped_events, dropped_bytes";
@@ -215,7 +216,7 @@ impl Store {
 }
 
 /// A row of [`RECORD`] columns.
-fn record(row: &Row) -> rusqlite::Result<JobRecord> {
+pub(super) fn record(row: &Row) -> rusqlite::Result<JobRecord> {
     Ok(JobRecord {
         id: JobId::stored(row.get(0)?),
         agent: parsed(row, 1)?,
