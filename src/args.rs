@@ -37,6 +37,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// The recorded jobs: list them (the default), show one, print its answer, cancel, prune.
     Jobs(JobsArgs),
+    /// A live page of every run and job, on 127.0.0.1: prints its URL with a one-time token.
+    Dashboard(DashboardArgs),
 }
 
 impl Command {
@@ -44,7 +46,7 @@ impl Command {
         match self {
             // rmcp logs every message it receives at info.
             Self::Serve(_) => "info,rmcp=warn",
-            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) => "warn",
+            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) | Self::Dashboard(_) => "warn",
         }
     }
 }
@@ -227,6 +229,14 @@ pub struct JobsListArgs {
     /// How many to list.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+}
+
+/// `dashboard`: serves the page until SIGINT or SIGTERM.
+#[derive(Args, Debug)]
+pub struct DashboardArgs {
+    /// The port on 127.0.0.1 (default: a free one).
+    #[arg(long, default_value_t = 0, value_name = "PORT")]
+    pub port: u16,
 }
 
 #[derive(Args, Debug, Clone)]

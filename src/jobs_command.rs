@@ -4,16 +4,15 @@
 //! (a malformed id, from clap).
 
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::args::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
-    CancelRequest, JobId, JobRecord, JobStatus, ListFilter, Store, StoreError, dir, now_ms,
+    CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError, dir,
+    now_ms,
 };
 
 const EXIT_FAILED: u8 = 1;
-/// How long `jobs cancel` waits for the owning server to record the job ended.
-const CANCEL_WAIT: Duration = Duration::from_secs(10);
 /// Events per page when printing a transcript.
 const TRANSCRIPT_PAGE: u64 = 1000;
 
@@ -210,73 +209,18 @@ fn print_transcript(store: &Store, id: &JobId) -> Result<(), CommandError> {
 }
 
 fn cancel(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
-    let pid = store.get(id)?.map_or(0, |job| job.owner.pid);
-    let (result, status, message) = match store.request_cancel(id)? {
-        CancelRequest::AlreadyFinished(status) => (
-            "already_finished",
-            status,
-            format!("job {id} had already ended ({status}): nothing to cancel"),
-        ),
-        CancelRequest::OwnerGone => (
-            "owner_gone",
-            JobStatus::Interrupted,
-            format!(
-                "the server that ran job {id} (pid {pid}) is gone: nothing can cancel it; it is \
-                 now recorded interrupted"
-            ),
-        ),
-        CancelRequest::Requested { owner } => match wait_finished(store, id)? {
-            Some(JobStatus::Cancelled) => (
-                "cancelled",
-                JobStatus::Cancelled,
-                format!("job {id} cancelled"),
-            ),
-            Some(status) => (
-                "ended",
-                status,
-                format!("job {id} ended ({status}) before the cancel took effect"),
-            ),
-            None => (
-                "not_stopped",
-                JobStatus::Running,
-                format!(
-                    "asked the server running job {id} (pid {}) to cancel it, and it has not \
-                     recorded the job ended within {} s; `cli-agent-mcp jobs show {id}` tells \
-                     when it does",
-                    owner.pid,
-                    CANCEL_WAIT.as_secs()
-                ),
-            ),
-        },
-    };
+    let cancel = store.cancel_and_wait(id, CANCEL_WAIT)?;
+    let message = cancel.message(id);
     let mut out = std::io::stdout().lock();
     if json {
-        print_json(
-            &mut out,
-            &serde_json::json!({ "id": id, "result": result, "status": status, "message": message }),
-        )?;
-    } else if result == "cancelled" {
+        print_json(&mut out, &cancel.to_json(id))?;
+    } else if cancel == RemoteCancel::Cancelled {
         writeln!(out, "{message}")?;
     }
-    if result == "cancelled" {
+    if cancel == RemoteCancel::Cancelled {
         return Ok(());
     }
     Err(CommandError::Failed(message))
-}
-
-/// The status the job ended with, polled until [`CANCEL_WAIT`] has passed.
-fn wait_finished(store: &Store, id: &JobId) -> Result<Option<JobStatus>, CommandError> {
-    let deadline = Instant::now() + CANCEL_WAIT;
-    loop {
-        let status = store.get(id)?.map(|job| job.status);
-        if let Some(status) = status.filter(|status| status.is_finished()) {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            return Ok(None);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 fn prune(store: &Store, days: Option<u64>, json: bool) -> Result<(), CommandError> {

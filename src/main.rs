@@ -1,6 +1,8 @@
 //! cli-agent-mcp: run coding-agent CLIs headless, from the command line or as an MCP server.
 
 mod args;
+mod budget;
+mod dashboard;
 mod doctor;
 mod http;
 mod jobs;
@@ -48,6 +50,7 @@ fn main() -> ExitCode {
             Command::Run(args) => run_command::run(args, config).await,
             Command::Doctor(args) => doctor::run(config, args.json).await,
             Command::Jobs(args) => jobs_command::run(args),
+            Command::Dashboard(args) => dashboard::run(args).await,
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.

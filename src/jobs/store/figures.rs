@@ -20,6 +20,7 @@ fn store_figures() {
     let store = Store::open_with(dir.path(), 16 * 1024 * 1024).unwrap();
     record_jobs(&store, dir.path());
     list_latency(&store);
+    feed_latency(&store);
     stream_cost(&store, dir.path());
 }
 
@@ -51,19 +52,38 @@ fn record_jobs(store: &Store, dir: &Path) {
     );
 }
 
-/// `list` (limit 50) over the jobs recorded, p50 and p95.
+/// `list` (limit 50) over the jobs recorded.
 fn list_latency(store: &Store) {
     let filter = ListFilter::default();
+    latency(&format!("list of 50 over {JOBS} jobs"), || {
+        assert_eq!(store.list(&filter).unwrap().len(), 50);
+    });
+}
+
+/// The dashboard's feed over the jobs recorded: its first page, and a poll when nothing
+/// changed (what every open page costs every 500 ms).
+fn feed_latency(store: &Store) {
+    latency(&format!("the feed's first 200 of {JOBS} jobs"), || {
+        assert_eq!(store.feed_start(200).unwrap().jobs.len(), 200);
+    });
+    let cursor = store.feed_start(1).unwrap().cursor;
+    latency("a feed poll with nothing changed", || {
+        assert!(store.changed_since(cursor, 500).unwrap().jobs.is_empty());
+    });
+}
+
+/// p50 and p95 of 200 runs of `query`.
+fn latency(what: &str, mut query: impl FnMut()) {
     let mut samples: Vec<Duration> = (0..200)
         .map(|_| {
             let started = Instant::now();
-            assert_eq!(store.list(&filter).unwrap().len(), 50);
+            query();
             started.elapsed()
         })
         .collect();
     samples.sort();
     println!(
-        "store: list of 50 over {JOBS} jobs: p50 {:.2} ms, p95 {:.2} ms",
+        "store: {what}: p50 {:.3} ms, p95 {:.3} ms",
         samples[samples.len() / 2].as_secs_f64() * 1e3,
         samples[samples.len() * 95 / 100].as_secs_f64() * 1e3
     );

@@ -5,12 +5,14 @@
 mod chunks;
 pub mod dir;
 mod error;
+mod feed;
 mod id;
 mod owners;
 mod pages;
 mod queries;
 mod record;
 mod recorder;
+mod remote_cancel;
 mod schema;
 mod writer;
 
@@ -32,6 +34,7 @@ pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
 };
 pub use recorder::Recorder;
+pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};
 
 use schema::MigrateError;
 use writer::Writer;

@@ -4,14 +4,14 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Each step takes the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+const MIGRATIONS: &[&str] = &[V1, V2];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
 /// One row per job. `answer` is the whole answer and `outcome` the rest of the Outcome as
 /// JSON, both set when it finishes. `events`/`event_bytes` count what `chunks` holds,
 /// `dropped_*` what the size cap took out of the middle.
-const V1: &str = "
+pub(super) const V1: &str = "
 CREATE TABLE jobs (
     id TEXT PRIMARY KEY,
     agent TEXT NOT NULL,
@@ -51,6 +51,22 @@ CREATE TABLE chunks (
     lines TEXT NOT NULL,
     PRIMARY KEY (job_id, first_event)
 ) STRICT;
+";
+
+/// `changed` orders the rows' changes: every insert and update of a job gives its row the next
+/// number, so a reader asks for what changed since the last number it saw (the dashboard's
+/// feed). Writers are serialized, so a commit's numbers are above all earlier commits' numbers.
+/// The update trigger skips its own update (`changed` moved), with or without recursive triggers.
+const V2: &str = "
+ALTER TABLE jobs ADD COLUMN changed INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET changed = rowid;
+CREATE INDEX jobs_by_change ON jobs (changed);
+CREATE TRIGGER jobs_inserted AFTER INSERT ON jobs BEGIN
+    UPDATE jobs SET changed = (SELECT max(changed) FROM jobs) + 1 WHERE rowid = NEW.rowid;
+END;
+CREATE TRIGGER jobs_updated AFTER UPDATE ON jobs WHEN NEW.changed = OLD.changed BEGIN
+    UPDATE jobs SET changed = (SELECT max(changed) FROM jobs) + 1 WHERE rowid = NEW.rowid;
+END;
 ";
 
 /// Brings the database to [`VERSION`]; refuses one newer than this code.

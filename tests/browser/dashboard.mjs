@@ -1,0 +1,121 @@
+// The dashboard in a real browser: the system's Chromium, headless, driven by playwright-core.
+// tests/dashboard_browser.rs starts an MCP server with a slow background job and the dashboard,
+// then runs this with:
+//   DASHBOARD_URL  the URL the dashboard printed (with its one-time token)
+//   JOB_ID         the running job
+//   ARTIFACTS      where the screenshots go, one per step, named after it
+//   PLAYWRIGHT     the folder holding node_modules/playwright-core
+//   CHROMIUM       the browser binary
+// Each step prints one line; any failure (a timeout, a page error, a console error such as a
+// blocked script) exits 1 with what went wrong.
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const url = env('DASHBOARD_URL');
+const id = env('JOB_ID');
+const artifacts = env('ARTIFACTS');
+const { chromium } = createRequire(join(env('PLAYWRIGHT'), 'package.json'))('playwright-core');
+/** Generous: a loaded 2-core machine. */
+const TIMEOUT = 60_000;
+
+mkdirSync(artifacts, { recursive: true });
+const browser = await chromium.launch({
+  executablePath: env('CHROMIUM'),
+  headless: true,
+  // Root in a container has no user namespaces for Chromium's sandbox.
+  args: ['--no-sandbox'],
+});
+const problems = [];
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(TIMEOUT);
+  const page = await context.newPage();
+  watch(page);
+  const step = async (name, what) => {
+    await what();
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    console.log(`ok ${name}`);
+  };
+
+  const row = page.locator(`tr[data-job-id="${id}"]`);
+  const eventsOf = async () => Number((await row.locator('.events').textContent()).match(/\d+/)[0]);
+  let first = 0;
+  await step('01-list-shows-the-running-job', async () => {
+    await page.goto(url);
+    if (new URL(page.url()).search !== '') throw new Error(`the token stayed in the address: ${page.url()}`);
+    await row.locator('.status.running').waitFor();
+    await row.locator('.progress', { hasText: 'thinking' }).waitFor();
+    first = await eventsOf();
+  });
+  await step('02-list-progress-moves', async () => {
+    await page.waitForFunction(
+      ([selector, before]) => {
+        const text = document.querySelector(selector)?.textContent || '';
+        return Number((text.match(/\d+/) || ['0'])[0]) > before;
+      },
+      [`tr[data-job-id="${id}"] .events`, first],
+      { timeout: TIMEOUT },
+    );
+    const elapsed = row.locator('.elapsed');
+    const before = await elapsed.textContent();
+    await page.waitForFunction(
+      ([selector, was]) => document.querySelector(selector)?.textContent !== was,
+      [`tr[data-job-id="${id}"] .elapsed`, before],
+      { timeout: TIMEOUT },
+    );
+  });
+  await step('03-job-page-streams-events', async () => {
+    await row.locator('a').first().click();
+    await page.waitForURL(`**/jobs/${id}`);
+    await page.locator('#status.running').waitFor();
+    await page.locator('#events li.reasoning').first().waitFor();
+    const seen = await page.locator('#events li').count();
+    await page.waitForFunction((before) => document.querySelectorAll('#events li').length > before, seen,
+      { timeout: TIMEOUT });
+  });
+  await step('04-cancel-cancels-the-job', async () => {
+    await page.locator('#cancel').click();
+    await page.locator('#cancel-message', { hasText: `job ${id} cancelled` }).waitFor();
+    await page.locator('#status.cancelled').waitFor();
+    await page.locator('#error-message', { hasText: 'cancel' }).waitFor();
+    await page.locator('#cancel').waitFor({ state: 'hidden' });
+    await page.locator('#connection', { hasText: 'ended' }).waitFor();
+  });
+
+  const phone = await context.newPage();
+  watch(phone);
+  await phone.setViewportSize({ width: 390, height: 844 });
+  const onPhone = async (name, path, selector) => {
+    await phone.goto(new URL(path, url).href);
+    await phone.locator(selector).waitFor();
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    if (overflow > 0) throw new Error(`${path} is ${overflow}px wider than a phone`);
+    await phone.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    console.log(`ok ${name}`);
+  };
+  await onPhone('05-phone-list', '/', `tr[data-job-id="${id}"] .status.cancelled`);
+  await onPhone('06-phone-job', `/jobs/${id}`, '#status.cancelled');
+} finally {
+  await browser.close();
+}
+if (problems.length > 0) {
+  console.error(`the pages reported errors:\n${problems.join('\n')}`);
+  process.exit(1);
+}
+
+/** Page errors, console errors (a script the policy blocked) and failed requests fail the run. */
+function watch(page) {
+  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
+  });
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+  });
+}

@@ -1,0 +1,391 @@
+//! `cli-agent-mcp dashboard` end to end, through the real binary: who may look (the one-time
+//! token, the session cookie, the Host, the CSRF value of a POST), the live feed of a job
+//! started over MCP by a server sharing the store, a job's page (its answer rendered from
+//! markdown with the HTML in it escaped, its error), a cancel through the owning server, and
+//! the end on SIGTERM with feeds open.
+
+mod common;
+mod mcp;
+mod web;
+
+use std::path::Path;
+
+use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
+use mcp::{Server, is_error};
+use serde_json::{Value, json};
+use web::{Dashboard, Feed, Request};
+
+/// A server keeping its jobs in `state`, initialized.
+async fn server_on(state: &Path) -> Server {
+    let mut server = Server::builder().env("CAM_STATE_DIR", state).spawn();
+    server.initialize().await;
+    server
+}
+
+async fn background(server: &mut Server, agent: &str, prompt: &str) -> String {
+    let started = server
+        .call(agent, json!({"prompt": prompt, "background": true}))
+        .await;
+    assert!(!is_error(&started), "{started:#}");
+    started["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job id in {started:#}"))
+        .to_owned()
+}
+
+/// A job's record in a feed message, if the message carries it.
+fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
+    match name {
+        "snapshot" | "changed" => data["jobs"].as_array()?.iter().find(|job| job["id"] == id),
+        "job" => Some(&data["job"]).filter(|job| job["id"] == id),
+        _ => None,
+    }
+}
+
+/// A server and a dashboard on one store, a background job, and the feed of its page.
+struct JobPage {
+    dashboard: Dashboard,
+    cookie: String,
+    id: String,
+    feed: Feed,
+    _server: Server,
+    _state: TempDir,
+}
+
+impl JobPage {
+    async fn open(agent: &str, prompt: &str) -> Self {
+        let state = TempDir::new("dash-job");
+        let mut server = server_on(state.path()).await;
+        let id = background(&mut server, agent, prompt).await;
+        let dashboard = Dashboard::start(state.path()).await;
+        let cookie = dashboard.log_in().await;
+        let feed = dashboard
+            .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
+            .await;
+        Self {
+            dashboard,
+            cookie,
+            id,
+            feed,
+            _server: server,
+            _state: state,
+        }
+    }
+}
+
+/// The CSRF value the job page carries for its cancel button.
+async fn csrf_of_page(dashboard: &Dashboard, cookie: &str, id: &str) -> String {
+    let page = dashboard
+        .send(&Request::get(&format!("/jobs/{id}")).cookie(cookie))
+        .await;
+    assert_eq!(page.status, 200, "{page:?}");
+    let marker = r#"<meta name="csrf" content=""#;
+    let start = page.body.find(marker).expect("a csrf meta tag") + marker.len();
+    page.body[start..].split('"').next().unwrap().to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_printed_token_logs_in_one_browser_once_and_every_page_needs_its_cookie() {
+    let state = TempDir::new("dash-auth");
+    let dashboard = Dashboard::start(state.path()).await;
+    assert_eq!(dashboard.token.len(), 64, "{}", dashboard.token);
+
+    for path in ["/", "/events", "/jobs/job_aaaaaaaaaaaaaaaa", "/nothing"] {
+        let response = dashboard.send(&Request::get(path)).await;
+        assert_eq!(response.status, 401, "{path}: {response:?}");
+        assert!(
+            response.body.contains("printed"),
+            "the 401 page says to use the printed URL: {}",
+            response.body
+        );
+    }
+    let wrong = format!("/?token={}", "0".repeat(64));
+    assert_eq!(dashboard.send(&Request::get(&wrong)).await.status, 401);
+
+    let cookie = dashboard.log_in().await;
+    let reuse = dashboard
+        .send(&Request::get(&format!("/?token={}", dashboard.token)))
+        .await;
+    assert_eq!(reuse.status, 401, "the token works once: {reuse:?}");
+    let reopened = dashboard
+        .send(&Request::get(&format!("/?token={}", dashboard.token)).cookie(&cookie))
+        .await;
+    assert_eq!(
+        reopened.status, 303,
+        "the browser it logged in: {reopened:?}"
+    );
+
+    let page = dashboard.send(&Request::get("/").cookie(&cookie)).await;
+    assert_eq!(page.status, 200, "{page:?}");
+    assert!(page.body.contains("/assets/list.js"), "{}", page.body);
+    assert!(
+        page.header("content-security-policy")
+            .is_some_and(|policy| policy.contains("script-src 'self'")),
+        "{page:?}"
+    );
+    let forged = cookie.replace(|c: char| c.is_ascii_hexdigit() && c != '0', "0");
+    let forged = dashboard.send(&Request::get("/").cookie(&forged)).await;
+    assert_eq!(forged.status, 401, "{forged:?}");
+
+    // DNS rebinding: the right cookie under a name that is not ours.
+    let port = dashboard.host.rsplit(':').next().unwrap();
+    for host in [format!("evil.example:{port}"), "127.0.0.1:1".to_owned()] {
+        let rebound = dashboard
+            .send(&Request::get("/").cookie(&cookie).host(&host))
+            .await;
+        assert_eq!(rebound.status, 403, "{host}: {rebound:?}");
+    }
+    let by_name = Request::get("/")
+        .cookie(&cookie)
+        .host(&format!("localhost:{port}"));
+    assert_eq!(dashboard.send(&by_name).await.status, 200);
+
+    let style = dashboard.send(&Request::get("/assets/style.css")).await;
+    assert_eq!(style.status, 200, "assets need no session: {style:?}");
+    assert_eq!(
+        style.header("content-type"),
+        Some("text/css; charset=utf-8")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_page() {
+    let state = TempDir::new("dash-feed");
+    let mut server = server_on(state.path()).await;
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+    let mut feed = dashboard
+        .feed(&Request::get("/events").cookie(&cookie))
+        .await;
+    feed.wait_for("the first snapshot", |name, _| {
+        (name == "snapshot").then_some(())
+    })
+    .await;
+
+    let tag = unique("dash-cancel");
+    let id = background(
+        &mut server,
+        "codex",
+        &format!("stream=60 tag={tag} children=1"),
+    )
+    .await;
+    wait_for_tagged(&tag, 1).await;
+    let events = |job: &Value| job["transcript"]["events"].as_u64().unwrap_or(0);
+    let running = feed
+        .wait_for("the job running and thinking", |name, data| {
+            job_in(name, data, &id)
+                .filter(|job| job["status"] == "running" && job["progress"] == "thinking")
+                .cloned()
+        })
+        .await;
+    assert_eq!(running["agent"], "codex", "{running:#}");
+    assert_eq!(running["origin"], "background", "{running:#}");
+    let later = feed
+        .wait_for("more of its events", |name, data| {
+            job_in(name, data, &id)
+                .filter(|job| events(job) > events(&running))
+                .cloned()
+        })
+        .await;
+    assert_eq!(later["status"], "running", "{later:#}");
+
+    let cancel = format!("/jobs/{id}/cancel");
+    let csrf = csrf_of_page(&dashboard, &cookie, &id).await;
+    let refused = [
+        Request::post(&cancel).cookie(&cookie),
+        Request::post(&cancel)
+            .cookie(&cookie)
+            .header("x-csrf-token", &"0".repeat(64)),
+        Request::post(&cancel)
+            .cookie(&cookie)
+            .header("x-csrf-token", &csrf)
+            .header("Origin", "http://evil.example"),
+    ];
+    for request in refused {
+        let response = dashboard.send(&request).await;
+        assert_eq!(response.status, 403, "{request:?}: {response:?}");
+    }
+    let no_session = dashboard
+        .send(&Request::post(&cancel).header("x-csrf-token", &csrf))
+        .await;
+    assert_eq!(no_session.status, 401, "{no_session:?}");
+
+    let origin = format!("http://{}", dashboard.host);
+    let cancelled = dashboard
+        .send(
+            &Request::post(&cancel)
+                .cookie(&cookie)
+                .header("x-csrf-token", &csrf)
+                .header("Origin", &origin),
+        )
+        .await;
+    assert_eq!(cancelled.status, 200, "{cancelled:?}");
+    let report = cancelled.json();
+    assert_eq!(report["result"], "cancelled", "{report:#}");
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    feed.wait_for("the job cancelled in the feed", |name, data| {
+        job_in(name, data, &id)
+            .filter(|job| job["status"] == "cancelled")
+            .map(|_| ())
+    })
+    .await;
+    assert_none_tagged(&tag);
+
+    let again = dashboard
+        .send(
+            &Request::post(&cancel)
+                .cookie(&cookie)
+                .header("x-csrf-token", &csrf),
+        )
+        .await;
+    assert_eq!(again.json()["result"], "already_finished", "{again:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped() {
+    let answer = "**bold**_and_`code`_<script>alert(1)</script>_<img_src=x_onerror=alert(2)>_[link](javascript:alert(3))";
+    // Every field bound: one left out of the pattern would be dropped (the dashboard killed).
+    let JobPage {
+        dashboard,
+        cookie,
+        id,
+        mut feed,
+        _server,
+        _state,
+    } = JobPage::open("claude", &format!("tool answer={answer}")).await;
+    let html = feed
+        .wait_for("the rendered answer", |name, data| {
+            (name == "answer").then(|| data["html"].as_str().unwrap().to_owned())
+        })
+        .await;
+    assert!(html.contains("<strong>bold</strong>"), "{html}");
+    assert!(html.contains("<code>code</code>"), "{html}");
+    assert!(
+        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("<script") && !html.contains("<img"),
+        "{html}"
+    );
+    assert!(html.contains(r##"<a href="#">link</a>"##), "{html}");
+    feed.wait_for("the end of the feed", |name, _| {
+        (name == "end").then_some(())
+    })
+    .await;
+    let job = feed
+        .messages
+        .iter()
+        .rev()
+        .find_map(|(name, data)| job_in(name, data, &id))
+        .expect("the job's record");
+    assert_eq!(job["status"], "completed", "{job:#}");
+    let lines: String = feed
+        .messages
+        .iter()
+        .filter(|(name, _)| name == "lines")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect();
+    let types: Vec<String> = lines
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    for kind in [
+        "session_started",
+        "tool_started",
+        "tool_finished",
+        "turn_completed",
+    ] {
+        assert!(
+            types.iter().any(|found| found == kind),
+            "{kind} not in {types:?}"
+        );
+    }
+
+    let unknown = dashboard
+        .send(&Request::get("/jobs/job_zzzzzzzzzzzzzzzz").cookie(&cookie))
+        .await;
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_jobs_page_shows_its_error_and_hint() {
+    let JobPage {
+        id,
+        mut feed,
+        dashboard: _dashboard,
+        cookie: _,
+        _server,
+        _state,
+    } = JobPage::open("gemini", "fail=429_Too_Many_Requests:_quota_exhausted").await;
+    let job = feed
+        .wait_for("the job failed", |name, data| {
+            job_in(name, data, &id)
+                .filter(|job| job["status"] == "failed")
+                .cloned()
+        })
+        .await;
+    let error = &job["error"];
+    assert_eq!(error["kind"], "rate_limited", "{job:#}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("quota exhausted")),
+        "{job:#}"
+    );
+    assert!(
+        error["hint"].as_str().is_some_and(|hint| !hint.is_empty()),
+        "{job:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_dashboard_with_exit_0_while_a_feed_is_open() {
+    let state = TempDir::new("dash-term");
+    let mut dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+    let mut feed = dashboard
+        .feed(&Request::get("/events").cookie(&cookie))
+        .await;
+    feed.wait_for("the snapshot", |name, _| (name == "snapshot").then_some(()))
+        .await;
+    dashboard.signal(nix::sys::signal::Signal::SIGTERM);
+    let status = dashboard.wait_exit().await;
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn a_port_in_use_or_an_unusable_store_ends_the_dashboard_at_start_saying_what_to_do() {
+    let dashboard = |state: &Path, args: &[&str]| {
+        std::process::Command::new(mcp::binary())
+            .arg("dashboard")
+            .args(args)
+            .env("CAM_STATE_DIR", state)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run the dashboard")
+    };
+    let state = TempDir::new("dash-start");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let busy = dashboard(state.path(), &["--port", &port]);
+    let stderr = String::from_utf8_lossy(&busy.stderr);
+    assert_eq!(busy.status.code(), Some(1), "{busy:?}");
+    assert!(busy.stdout.is_empty(), "no URL printed: {busy:?}");
+    assert!(
+        stderr.contains(&format!("127.0.0.1:{port}")) && stderr.contains("--port"),
+        "{stderr}"
+    );
+
+    let not_a_dir = state.path().join("a-file");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let unusable = dashboard(&not_a_dir, &[]);
+    let stderr = String::from_utf8_lossy(&unusable.stderr);
+    assert_eq!(unusable.status.code(), Some(1), "{unusable:?}");
+    assert!(stderr.contains("CAM_STATE_DIR"), "{stderr}");
+}

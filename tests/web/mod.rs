@@ -1,0 +1,286 @@
+//! The dashboard for tests: `cli-agent-mcp dashboard` on a job store in a temp dir, and a
+//! small HTTP/1.0 client over a socket (HTTP/1.0: the body ends where the connection does,
+//! no chunks to undo), so a test sets every header itself, Host included. Server-sent events
+//! are read as they arrive, each wait with a generous deadline.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+
+/// Long enough for a loaded 2-core machine.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// A running dashboard.
+pub struct Dashboard {
+    child: Child,
+    /// `127.0.0.1:PORT`.
+    pub host: String,
+    /// The printed one-time token.
+    pub token: String,
+}
+
+impl Dashboard {
+    /// `cli-agent-mcp dashboard` on the store in `state`; waits for its URL.
+    pub async fn start(state: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+            .arg("dashboard")
+            .env("CAM_STATE_DIR", state)
+            .env_remove("CAM_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start the dashboard");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        tokio::time::timeout(DEADLINE, BufReader::new(stdout).read_line(&mut line))
+            .await
+            .expect("the dashboard printed no URL in time")
+            .expect("read the dashboard's stdout");
+        let (host, token) = line
+            .trim_end()
+            .strip_prefix("http://")
+            .and_then(|rest| rest.split_once("/?token="))
+            .unwrap_or_else(|| panic!("not a dashboard URL: {line:?}"));
+        Self {
+            host: host.to_owned(),
+            token: token.to_owned(),
+            child,
+        }
+    }
+
+    /// The URL it printed.
+    pub fn url(&self) -> String {
+        format!("http://{}/?token={}", self.host, self.token)
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id().map_or(0, |pid| pid as i32)
+    }
+
+    /// Logs in with the token: the session cookie (`name=value`).
+    pub async fn log_in(&self) -> String {
+        let response = self
+            .send(&Request::get(&format!("/?token={}", self.token)))
+            .await;
+        assert_eq!(response.status, 303, "{response:?}");
+        assert_eq!(response.header("location"), Some("/"));
+        let cookie = response.header("set-cookie").expect("a session cookie");
+        cookie.split(';').next().expect("name=value").to_owned()
+    }
+
+    pub async fn send(&self, request: &Request) -> Response {
+        let mut stream = self.open(request).await;
+        let mut raw = Vec::new();
+        tokio::time::timeout(DEADLINE, stream.read_to_end(&mut raw))
+            .await
+            .expect("the dashboard did not answer in time")
+            .expect("read the response");
+        Response::parse(&String::from_utf8_lossy(&raw))
+    }
+
+    /// Opens an SSE feed; panics unless it answers 200.
+    pub async fn feed(&self, request: &Request) -> Feed {
+        let mut reader = BufReader::new(self.open(request).await);
+        let mut head = String::new();
+        loop {
+            let mut line = String::new();
+            let read = tokio::time::timeout(DEADLINE, reader.read_line(&mut line))
+                .await
+                .expect("no feed headers in time")
+                .expect("read the feed");
+            if read == 0 || line == "\r\n" {
+                break;
+            }
+            head.push_str(&line);
+        }
+        assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+        Feed {
+            reader,
+            messages: Vec::new(),
+        }
+    }
+
+    async fn open(&self, request: &Request) -> TcpStream {
+        let mut stream = TcpStream::connect(&self.host)
+            .await
+            .expect("connect to the dashboard");
+        let host = request.host.as_deref().unwrap_or(&self.host);
+        let mut text = format!(
+            "{} {} HTTP/1.0\r\nHost: {host}\r\n",
+            request.method, request.path
+        );
+        for (name, value) in &request.headers {
+            text.push_str(&format!("{name}: {value}\r\n"));
+        }
+        text.push_str("Content-Length: 0\r\n\r\n");
+        stream
+            .write_all(text.as_bytes())
+            .await
+            .expect("send the request");
+        stream
+    }
+
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid()), signal)
+            .expect("signal the dashboard");
+    }
+
+    pub async fn wait_exit(&mut self) -> std::process::ExitStatus {
+        tokio::time::timeout(DEADLINE, self.child.wait())
+            .await
+            .expect("the dashboard did not exit in time")
+            .expect("wait for the dashboard")
+    }
+}
+
+/// A request: the Host is the dashboard's unless set.
+#[derive(Clone, Debug)]
+pub struct Request {
+    method: &'static str,
+    path: String,
+    host: Option<String>,
+    headers: Vec<(String, String)>,
+}
+
+impl Request {
+    pub fn get(path: &str) -> Self {
+        Self {
+            method: "GET",
+            path: path.to_owned(),
+            host: None,
+            headers: Vec::new(),
+        }
+    }
+
+    pub fn post(path: &str) -> Self {
+        Self {
+            method: "POST",
+            ..Self::get(path)
+        }
+    }
+
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    pub fn cookie(self, cookie: &str) -> Self {
+        self.header("Cookie", cookie)
+    }
+
+    pub fn host(mut self, host: &str) -> Self {
+        self.host = Some(host.to_owned());
+        self
+    }
+}
+
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    fn parse(raw: &str) -> Self {
+        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw, ""));
+        let mut lines = head.lines();
+        let status = lines
+            .next()
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|code| code.parse().ok())
+            .unwrap_or_else(|| panic!("no status line in {raw:?}"));
+        let headers = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.to_ascii_lowercase(), value.trim().to_owned()))
+            .collect();
+        Self {
+            status,
+            headers,
+            body: body.to_owned(),
+        }
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(found, _)| found == name)
+            .map(|(_, value)| value.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|error| panic!("{error}: {self:?}"))
+    }
+}
+
+/// An open SSE feed and the messages read so far: (event name, data as JSON).
+pub struct Feed {
+    reader: BufReader<TcpStream>,
+    pub messages: Vec<(String, Value)>,
+}
+
+impl Feed {
+    /// Reads messages until `found` picks one (looking at every message read so far), or
+    /// panics with `what` at the deadline or the end of the feed.
+    pub async fn wait_for<T>(
+        &mut self,
+        what: &str,
+        mut found: impl FnMut(&str, &Value) -> Option<T>,
+    ) -> T {
+        let deadline = tokio::time::Instant::now() + DEADLINE;
+        let mut seen = 0;
+        loop {
+            for (name, data) in &self.messages[seen..] {
+                if let Some(value) = found(name, data) {
+                    return value;
+                }
+            }
+            seen = self.messages.len();
+            match tokio::time::timeout_at(deadline, self.read_message()).await {
+                Ok(true) => {}
+                Ok(false) => panic!("the feed ended before {what}: {:#?}", self.messages),
+                Err(_) => panic!("timed out waiting for {what}: {:#?}", self.messages),
+            }
+        }
+    }
+
+    /// Reads one message (skipping keep-alive comments); false at the end of the feed.
+    async fn read_message(&mut self) -> bool {
+        let (mut name, mut data) = (String::from("message"), String::new());
+        loop {
+            let mut line = String::new();
+            if self
+                .reader
+                .read_line(&mut line)
+                .await
+                .expect("read the feed")
+                == 0
+            {
+                return false;
+            }
+            let line = line.trim_end_matches(['\r', '\n']);
+            if line.is_empty() {
+                if !data.is_empty() {
+                    let data = serde_json::from_str(&data)
+                        .unwrap_or_else(|error| panic!("{error}: {data}"));
+                    self.messages.push((name, data));
+                    return true;
+                }
+                continue;
+            }
+            if let Some(value) = line.strip_prefix("event:") {
+                name = value.trim().to_owned();
+            } else if let Some(value) = line.strip_prefix("data:") {
+                data.push_str(value.trim_start());
+            }
+        }
+    }
+}
