@@ -116,6 +116,16 @@ fn the_text_report_names_the_file_line_of_each_file_setting() {
     );
 }
 
+/// Run `cmd`, which must stop at start (exit 2) on line `line` of `file`; its stderr.
+fn refused(cmd: &mut Command, file: &Path, line: usize) -> String {
+    let output = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
+    let place = format!("{}:{line}:", file.display());
+    assert!(stderr.contains(&place), "not on {place}: {stderr}");
+    stderr
+}
+
 #[test]
 fn an_unknown_key_fails_at_start_naming_the_file_line_and_key() {
     let home = TempDir::new("cam-config-unknown");
@@ -123,37 +133,32 @@ fn an_unknown_key_fails_at_start_naming_the_file_line_and_key() {
         home.path(),
         "max_runs = 2\n\n[agents.claude]\nmodle = \"x\"\n",
     );
-    for command in [&["config"][..], &["doctor"], &["serve"]] {
-        let output = cam(home.path()).args(command).output().unwrap();
-        assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains(&format!("{}:4:", file.display())) && stderr.contains("modle"),
-            "{stderr}"
-        );
+    for command in ["config", "doctor", "serve"] {
+        let stderr = refused(cam(home.path()).arg(command), &file, 4);
+        assert!(stderr.contains("modle"), "{command}: {stderr}");
     }
+    let file = write_config(home.path(), "max_run = 2\n");
+    let stderr = refused(cam(home.path()).arg("config"), &file, 1);
+    assert!(stderr.contains("max_run"), "{stderr}");
 }
 
 #[test]
 fn a_bad_value_fails_on_its_line_with_the_arguments_own_reason() {
     let home = TempDir::new("cam-config-bad-value");
-    let file = write_config(home.path(), "max_permission = \"root\"\nmax_runs = 0\n");
-    let output = cam(home.path()).arg("config").output().unwrap();
-    assert_eq!(output.status.code(), Some(2), "{}", describe(&output));
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains(&format!("{}:", file.display())), "{stderr}");
-    assert!(
-        stderr.contains("max_permission") || stderr.contains("max_runs"),
-        "{stderr}"
-    );
-    let typed = write_config(home.path(), "max_runs = \"many\"\n");
-    let output = cam(home.path()).arg("config").output().unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(
-        stderr.contains(&format!("{}:1:", typed.display())),
-        "{stderr}"
-    );
+    for (text, line, reason) in [
+        (
+            "max_runs = 2\nmax_permission = \"root\"\n",
+            2,
+            "max_permission",
+        ),
+        ("\nmax_runs = 0\n", 2, "max_runs"),
+        ("max_result_chars = 10\n", 1, "max_result_chars"),
+        ("max_runs = \"many\"\n", 1, "max_runs"),
+    ] {
+        let file = write_config(home.path(), text);
+        let stderr = refused(cam(home.path()).arg("config"), &file, line);
+        assert!(stderr.contains(reason), "{text}: {stderr}");
+    }
 }
 
 #[test]
@@ -256,18 +261,8 @@ fn reserved_or_positional_args_are_refused_at_start_on_their_line() {
         ("[\"--\", \"-\"]", "not a flag"),
     ] {
         let file = write_config(home.path(), &format!("[agents.claude]\n\nargs = {args}\n"));
-        let output = cam(home.path()).arg("config").output().unwrap();
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{args}: {}",
-            describe(&output)
-        );
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains(&format!("{}:3:", file.display())) && stderr.contains(reason),
-            "{args}: {stderr}"
-        );
+        let stderr = refused(cam(home.path()).arg("config"), &file, 3);
+        assert!(stderr.contains(reason), "{args}: {stderr}");
     }
 }
 

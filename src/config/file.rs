@@ -143,11 +143,17 @@ impl ConfigFile {
                 settings,
             }),
             Err(error) => {
-                let line = error.span().map_or(1, |span| line_at(&text, span.start));
+                let at = error.span().map_or(0, |span| span.start);
+                let message = error.message().trim_end();
+                let message = match key_at(&text, at) {
+                    // serde names an unknown key, but not the key of a value of a wrong type.
+                    Some(key) if !message.contains(&key) => format!("{key}: {message}"),
+                    _ => message.to_owned(),
+                };
                 Err(FileError::Invalid {
                     path,
-                    line,
-                    message: error.message().trim_end().to_owned(),
+                    line: line_at(&text, at),
+                    message,
                 })
             }
         }
@@ -205,6 +211,14 @@ impl ConfigFile {
     }
 }
 
+/// The key written on the line that holds `offset`, as in `key = value`.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let line = text.lines().nth(line_at(text, offset) - 1)?;
+    let (key, _) = line.split_once('=')?;
+    let key = key.trim();
+    (!key.is_empty() && !key.starts_with(['#', '['])).then(|| key.to_owned())
+}
+
 /// A scalar as text: a string without its quotes.
 fn plain(value: toml::Value) -> String {
     match value {
@@ -240,6 +254,17 @@ mod tests {
         let error = parse("max_run = 2\n").unwrap_err().to_string();
         assert!(error.starts_with("/etc/cam.toml:1: "), "{error}");
         assert!(error.contains("max_run"), "{error}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_type_is_named_by_its_key_and_line() {
+        let error = parse("[agents.codex]\nmodel = \"m\"\ntimeout_secs = \"x\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.starts_with("/etc/cam.toml:3: timeout_secs: "),
+            "{error}"
+        );
     }
 
     #[test]
