@@ -2,8 +2,9 @@
 
 use serde::Serialize;
 
+use super::Loaded;
+use super::file::{ConfigFile, Location};
 use super::layer::{self, Source};
-use super::{Loaded, file::Location};
 
 #[derive(Debug, Serialize)]
 struct Report {
@@ -29,6 +30,9 @@ struct AgentReport {
     name: &'static str,
     cli: &'static str,
     custom: bool,
+    /// The `[agents.<name>]` table that configures it, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    configured_at: Option<String>,
     model: Option<String>,
     args: Vec<String>,
     /// The names of the variables it adds (their values may be secrets).
@@ -36,6 +40,9 @@ struct AgentReport {
     timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
     max_runs: Option<usize>,
+    /// Where `max_runs` came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_runs_from: Option<Source>,
     description: Option<String>,
 }
 
@@ -87,7 +94,11 @@ fn report(loaded: &Loaded) -> Report {
         value: setting.value.clone(),
         source: setting.source.clone(),
     }));
-    let agents = loaded.agents.iter().map(agent_report).collect();
+    let agents = loaded
+        .agents
+        .iter()
+        .map(|configured| agent_report(configured, loaded.file.as_ref()))
+        .collect();
     Report {
         file,
         default_file,
@@ -96,23 +107,37 @@ fn report(loaded: &Loaded) -> Report {
     }
 }
 
-fn agent_report(configured: &super::Configured) -> AgentReport {
+fn agent_report(configured: &super::Configured, file: Option<&ConfigFile>) -> AgentReport {
     let agent = configured.agent;
     let profile = agent.profile();
-    let max_runs = std::env::var(agent.env_var("MAX_RUNS"))
+    let name = agent.name();
+    let table = file.filter(|file| file.settings.agents.contains_key(name));
+    let var = agent.env_var("MAX_RUNS");
+    let from_env = std::env::var(&var)
         .ok()
-        .and_then(|value| value.trim().parse().ok())
-        .or(configured.max_runs);
+        .and_then(|value| value.trim().parse().ok());
+    let (max_runs, max_runs_from) = match (from_env, configured.max_runs, table) {
+        (Some(cap), _, _) => (Some(cap), Some(Source::Env { var })),
+        (None, Some(cap), Some(file)) => (
+            Some(cap),
+            Some(Source::File {
+                at: file.place(&["agents", name, "max_runs"]),
+            }),
+        ),
+        _ => (None, None),
+    };
     AgentReport {
-        name: agent.name(),
+        name,
         cli: agent.cli().name(),
         custom: !agent.is_builtin(),
+        configured_at: table.map(|file| file.place(&["agents", name])),
         model: profile.model.clone(),
         args: profile.args.clone(),
         env: profile.env.iter().map(|(name, _)| name.clone()).collect(),
         timeout_secs: profile.timeout.map(|t| t.as_secs()),
         idle_timeout_secs: profile.idle_timeout.map(|t| t.as_secs()),
         max_runs,
+        max_runs_from,
         description: configured.description.clone(),
     }
 }
@@ -137,7 +162,11 @@ fn render(report: &Report) -> String {
         } else {
             "built-in".to_owned()
         };
-        out.push_str(&format!("  {} ({kind})\n", agent.name));
+        let at = agent
+            .configured_at
+            .as_ref()
+            .map_or_else(String::new, |at| format!(", {at}"));
+        out.push_str(&format!("  {} ({kind}{at})\n", agent.name));
         let fields = [
             ("model", agent.model.clone()),
             (
@@ -150,7 +179,13 @@ fn render(report: &Report) -> String {
                 "idle_timeout_secs",
                 agent.idle_timeout_secs.map(|v| v.to_string()),
             ),
-            ("max_runs", agent.max_runs.map(|v| v.to_string())),
+            (
+                "max_runs",
+                agent.max_runs.map(|cap| match &agent.max_runs_from {
+                    Some(from) => format!("{cap} ({from})"),
+                    None => cap.to_string(),
+                }),
+            ),
             ("description", agent.description.clone()),
         ];
         for (name, value) in fields {
