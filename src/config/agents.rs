@@ -47,9 +47,10 @@ pub fn build(file: Option<&ConfigFile>, taken: &[&str]) -> Result<Vec<Configured
             agents.push(agent);
         }
     }
+    let Some(file) = file else {
+        return Ok(agents);
+    };
     for (name, settings) in all.iter().filter(|(name, _)| clis::builtin(name).is_none()) {
-        // `all` is only non-empty when there is a file.
-        let Some(file) = file else { break };
         let cli = custom_base(name, settings, taken, file)?;
         if let Some(agent) = configure(name, cli, settings, Some(file))? {
             agents.push(agent);
@@ -158,25 +159,16 @@ fn valid_variable(name: &str) -> bool {
 }
 
 /// `my-agent` and `my_agent` would share `CAM_MY_AGENT_MAX_RUNS`.
-fn check_distinct_variables(
-    agents: &[Configured],
-    file: Option<&ConfigFile>,
-) -> Result<(), FileError> {
+fn check_distinct_variables(agents: &[Configured], file: &ConfigFile) -> Result<(), FileError> {
     let mut seen: HashMap<String, &str> = HashMap::new();
     for configured in agents {
         let name = configured.agent.name();
         let var = configured.agent.env_var("MAX_RUNS");
         if let Some(other) = seen.insert(var.clone(), name) {
-            let message =
-                format!("agents {other} and {name} would share {var}: rename one of them");
-            return Err(match file {
-                Some(file) => file.error(&["agents", name], message),
-                None => FileError::Invalid {
-                    path: PathBuf::new(),
-                    line: 0,
-                    message,
-                },
-            });
+            return Err(file.error(
+                &["agents", name],
+                format!("agents {other} and {name} would share {var}: rename one of them"),
+            ));
         }
     }
     Ok(())

@@ -202,3 +202,82 @@ fn config_flag(argv: &[OsString]) -> Option<PathBuf> {
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::file::FileSettings;
+    use super::*;
+
+    /// Every key a file may hold, as `top_level` gives them.
+    fn file_keys() -> Vec<String> {
+        let every = FileSettings {
+            default_timeout_secs: Some(1),
+            idle_timeout_secs: Some(1),
+            grace_secs: Some(1.0),
+            max_line_bytes: Some(1),
+            pass_env: Some(vec!["X".into()]),
+            log: Some("info".into()),
+            log_file: Some("/x".into()),
+            enable: Some(vec!["codex".into()]),
+            disable: Some(vec!["codex".into()]),
+            sigint: Some("exit".into()),
+            allow_root: Some(vec!["/x".into()]),
+            max_permission: Some("read-only".into()),
+            progress_heartbeat_secs: Some(1),
+            max_runs: Some(1),
+            handoff_secs: Some(1),
+            max_result_chars: Some(1),
+            state_dir: Some("/x".into()),
+            job_retention_days: Some(1),
+            transcript_max_bytes: Some(1),
+            agents: Default::default(),
+        };
+        let table = toml::Table::try_from(&every).expect("serializes");
+        table.keys().cloned().collect()
+    }
+
+    #[test]
+    fn every_file_key_is_an_argument_or_a_store_setting_and_every_argument_has_a_key() {
+        let command = args::command();
+        let ids: Vec<&str> = command
+            .get_arguments()
+            .map(|arg| arg.get_id().as_str())
+            .collect();
+        let keys = file_keys();
+        let store: Vec<_> = STORE_VARS.iter().map(|(key, _)| *key).collect();
+        for key in &keys {
+            assert!(
+                ids.contains(&key.as_str()) || store.contains(&key.as_str()),
+                "file key {key} sets nothing"
+            );
+        }
+        // Set through [agents.<cli>].bin, or where the file itself is.
+        let elsewhere =
+            |id: &str| id.ends_with("_bin") || matches!(id, "config" | "help" | "version");
+        for id in ids.into_iter().filter(|id| !elsewhere(id)) {
+            assert!(
+                keys.iter().any(|key| key == id),
+                "--{id} has no config file key"
+            );
+        }
+    }
+
+    #[test]
+    fn the_config_flag_is_found_before_clap_parses() {
+        let argv = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        let found = |args: &[&str]| config_flag(&argv(args));
+        assert_eq!(
+            found(&["cam", "--config", "/a.toml", "serve"]),
+            Some("/a.toml".into())
+        );
+        assert_eq!(
+            found(&["cam", "doctor", "--config=/b.toml"]),
+            Some("/b.toml".into())
+        );
+        assert_eq!(
+            found(&["cam", "run", "codex", "--", "--config=/c.toml"]),
+            None
+        );
+        assert_eq!(found(&["cam", "serve"]), None);
+    }
+}
