@@ -197,3 +197,27 @@ fn doctor_checks_custom_agents_too() {
         .to_owned();
     assert!(advice.contains("[agents.broken]"), "{advice}");
 }
+
+#[tokio::test]
+async fn an_agents_own_timeout_ends_its_runs_and_not_the_base_clis() {
+    let dir = TempDir::new("cam-custom-timeout");
+    let config = write_config(&dir, "[agents.hasty]\nbase = \"codex\"\ntimeout_secs = 1\n");
+    let mut server = serve_with(&config).await;
+    let hasty = server
+        .call(
+            "hasty",
+            json!({"prompt": "stream=60", "handoff_after_secs": 0}),
+        )
+        .await;
+    assert_eq!(
+        hasty["structuredContent"]["status"], "timed_out",
+        "{hasty:#}"
+    );
+    let codex = server
+        .call("codex", json!({"prompt": "stream=2 answer=patient"}))
+        .await;
+    assert_eq!(
+        codex["structuredContent"]["status"], "completed",
+        "{codex:#}"
+    );
+}
