@@ -221,3 +221,43 @@ async fn an_agents_own_timeout_ends_its_runs_and_not_the_base_clis() {
         "{codex:#}"
     );
 }
+
+/// `job_wait` on one job until it ends; its result.
+async fn wait_job(server: &mut Server, job: &Value) -> Value {
+    let id = job["structuredContent"]["job_id"].clone();
+    server
+        .call("job_wait", json!({"job_ids": [id], "timeout_secs": 30}))
+        .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_own_max_runs_queues_its_calls_and_not_its_base_clis() {
+    let dir = TempDir::new("cam-custom-cap");
+    let tag = common::unique("cam-custom-cap");
+    let config = write_config(&dir, "[agents.solo]\nbase = \"codex\"\nmax_runs = 1\n");
+    let mut server = serve_with(&config).await;
+    let background = |prompt: &str| json!({"prompt": prompt, "background": true});
+    let first = server
+        .call("solo", background(&format!("hang children=1 tag={tag}")))
+        .await;
+    common::wait_for_tagged(&tag, 1).await;
+    let second = server.call("solo", background("answer=second")).await;
+    let other = server.call("codex", background("answer=free")).await;
+    let free = wait_job(&mut server, &other).await;
+    assert!(all_text(&free).contains("free"), "{free:#}");
+    let listed = server
+        .call("job_list", json!({"agent": "solo", "status": "queued"}))
+        .await;
+    let second_id = second["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(all_text(&listed).contains(&second_id), "{listed:#}");
+
+    let first_id = first["structuredContent"]["job_id"].clone();
+    let cancelled = server.call("job_cancel", json!({"job_id": first_id})).await;
+    assert!(!is_error(&cancelled), "{cancelled:#}");
+    let waited = wait_job(&mut server, &second).await;
+    assert!(all_text(&waited).contains("second"), "{waited:#}");
+    common::assert_none_tagged(&tag);
+}
