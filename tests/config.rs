@@ -333,3 +333,30 @@ fn the_readme_example_loads_with_its_agents() {
         }
     }
 }
+
+#[test]
+fn run_takes_a_custom_agent_by_name_and_refuses_an_unknown_one() {
+    let home = TempDir::new("cam-config-run-custom");
+    write_config(home.path(), "[agents.codex-work]\nbase = \"codex\"\n");
+    let run = |agent: &str| {
+        cam(home.path())
+            .env("CAM_CODEX_BIN", fixtures().join("bin/codex"))
+            .args(["run", agent, "answer=from_the_work_codex", "--workspace"])
+            .arg(home.path())
+            .output()
+            .unwrap()
+    };
+    let output = run("codex-work");
+    assert!(output.status.success(), "{}", describe(&output));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "from the work codex"
+    );
+    let unknown = run("codex-home");
+    assert_eq!(unknown.status.code(), Some(2), "{}", describe(&unknown));
+    let stderr = String::from_utf8_lossy(&unknown.stderr);
+    assert!(
+        stderr.contains("unknown agent `codex-home`") && stderr.contains("codex-work"),
+        "{stderr}"
+    );
+}
