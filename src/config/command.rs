@@ -33,6 +33,9 @@ struct AgentReport {
     /// The `[agents.<name>]` table that configures it, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     configured_at: Option<String>,
+    /// A custom agent's own binary (a built-in's is the `<cli>_bin` setting).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bin: Option<String>,
     model: Option<String>,
     args: Vec<String>,
     /// The names of the variables it adds (their values may be secrets).
@@ -131,6 +134,7 @@ fn agent_report(configured: &super::Configured, file: Option<&ConfigFile>) -> Ag
         cli: agent.cli().name(),
         custom: !agent.is_builtin(),
         configured_at: table.map(|file| file.place(&["agents", name])),
+        bin: configured.bin.as_ref().map(|bin| bin.display().to_string()),
         model: profile.model.clone(),
         args: profile.args.clone(),
         env: profile.env.iter().map(|(name, _)| name.clone()).collect(),
@@ -168,6 +172,7 @@ fn render(report: &Report) -> String {
             .map_or_else(String::new, |at| format!(", {at}"));
         out.push_str(&format!("  {} ({kind}{at})\n", agent.name));
         let fields = [
+            ("bin", agent.bin.clone()),
             ("model", agent.model.clone()),
             (
                 "args",
