@@ -2,7 +2,8 @@
 //! playwright-core (pinned in tests/browser, installed by scripts/install-browser.sh into
 //! .tools/browser) through tests/browser/dashboard.mjs. An MCP server runs a slow background
 //! job with the fake CLI; the browser sees it appear and its progress move, opens its page,
-//! cancels it; then no process of it is left. Screenshots of each step are kept in
+//! cancels it; then no process of it is left. Another job's answer shows as markdown, the raw
+//! HTML in it as text. Screenshots of each step are kept in
 //! target/test-artifacts/dashboard/.
 //!
 //! Without chromium or playwright-core the test is skipped with a message, except under
@@ -67,6 +68,15 @@ fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
 
+/// The job id of an agent tool's result.
+fn job_id(result: &serde_json::Value) -> String {
+    assert!(!is_error(result), "{result:#}");
+    result["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job id in {result:#}"))
+        .to_owned()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page() {
     let browser = match Browser::find() {
@@ -83,12 +93,13 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
             json!({"prompt": format!("stream=600 tag={tag} children=1"), "background": true}),
         )
         .await;
-    assert!(!is_error(&started), "{started:#}");
-    let id = started["structuredContent"]["job_id"]
-        .as_str()
-        .expect("a job id")
-        .to_owned();
+    let id = job_id(&started);
     wait_for_tagged(&tag, 1).await;
+    let answer = "**Done**:_fixed_`parse()`_<img_src=x_onerror=alert(1)>";
+    let answered = server
+        .call("claude", json!({"prompt": format!("answer={answer}")}))
+        .await;
+    let answered = job_id(&answered);
     let dashboard = Dashboard::start(state.path()).await;
 
     let artifacts = root().join("target/test-artifacts/dashboard");
@@ -96,6 +107,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         .arg(root().join("tests/browser/dashboard.mjs"))
         .env("DASHBOARD_URL", dashboard.url())
         .env("JOB_ID", &id)
+        .env("ANSWERED_ID", &answered)
         .env("ARTIFACTS", &artifacts)
         .env("PLAYWRIGHT", &browser.playwright)
         .env("CHROMIUM", &browser.chromium)
@@ -123,6 +135,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         "04-cancel-cancels-the-job",
         "05-phone-list",
         "06-phone-job",
+        "07-answer-as-markdown",
     ] {
         assert!(stdout.contains(&format!("ok {step}")), "{step}:\n{stdout}");
         assert!(
