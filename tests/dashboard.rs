@@ -11,27 +11,9 @@ mod web;
 use std::path::Path;
 
 use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
-use mcp::{Server, is_error};
-use serde_json::{Value, json};
-use web::{Dashboard, Feed, Request};
-
-/// A server keeping its jobs in `state`, initialized.
-async fn server_on(state: &Path) -> Server {
-    let mut server = Server::builder().env("CAM_STATE_DIR", state).spawn();
-    server.initialize().await;
-    server
-}
-
-async fn background(server: &mut Server, agent: &str, prompt: &str) -> String {
-    let started = server
-        .call(agent, json!({"prompt": prompt, "background": true}))
-        .await;
-    assert!(!is_error(&started), "{started:#}");
-    started["structuredContent"]["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job id in {started:#}"))
-        .to_owned()
-}
+use mcp::Server;
+use serde_json::Value;
+use web::{Dashboard, Feed, Request, background, server_on};
 
 /// A job's record in a feed message, if the message carries it.
 fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {

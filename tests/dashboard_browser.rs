@@ -17,9 +17,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
-use mcp::{Server, is_error};
 use serde_json::json;
-use web::Dashboard;
+use web::{Dashboard, background, server_on};
 
 /// The browser and the driver, or why the test cannot run.
 struct Browser {
@@ -68,15 +67,6 @@ fn skip(why: &str) {
     eprintln!("skipped: {why}");
 }
 
-/// The job id of an agent tool's result.
-fn job_id(result: &serde_json::Value) -> String {
-    assert!(!is_error(result), "{result:#}");
-    result["structuredContent"]["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job id in {result:#}"))
-        .to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page() {
     let browser = match Browser::find() {
@@ -84,22 +74,17 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         Err(why) => return skip(&why),
     };
     let state = TempDir::new("dash-browser");
-    let mut server = Server::builder().env("CAM_STATE_DIR", state.path()).spawn();
-    server.initialize().await;
+    let mut server = server_on(state.path()).await;
     let tag = unique("dash-browser");
-    let started = server
-        .call(
-            "codex",
-            json!({"prompt": format!("stream=600 tag={tag} children=1"), "background": true}),
-        )
-        .await;
-    let id = job_id(&started);
+    let id = background(
+        &mut server,
+        "codex",
+        &format!("stream=600 tag={tag} children=1"),
+    )
+    .await;
     wait_for_tagged(&tag, 1).await;
     let answer = "**Done**:_fixed_`parse()`_<img_src=x_onerror=alert(1)>";
-    let answered = server
-        .call("claude", json!({"prompt": format!("answer={answer}")}))
-        .await;
-    let answered = job_id(&answered);
+    let answered = background(&mut server, "claude", &format!("answer={answer}")).await;
     let dashboard = Dashboard::start(state.path()).await;
 
     let artifacts = root().join("target/test-artifacts/dashboard");
