@@ -10,10 +10,10 @@ mod web;
 
 use std::path::Path;
 
-use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
+use common::{TempDir, assert_none_tagged, unique};
 use mcp::Server;
 use serde_json::Value;
-use web::{Dashboard, Feed, Request, background, server_on};
+use web::{Dashboard, Feed, Request, background, server_on, streaming_job};
 
 /// A job's record in a feed message, if the message carries it.
 fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
@@ -145,13 +145,7 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
     .await;
 
     let tag = unique("dash-cancel");
-    let id = background(
-        &mut server,
-        "codex",
-        &format!("stream=60 tag={tag} children=1"),
-    )
-    .await;
-    wait_for_tagged(&tag, 1).await;
+    let id = streaming_job(&mut server, &tag).await;
     let events = |job: &Value| job["transcript"]["events"].as_u64().unwrap_or(0);
     let running = feed
         .wait_for("the job running and thinking", |name, data| {

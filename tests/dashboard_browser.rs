@@ -16,9 +16,9 @@ mod web;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
+use common::{TempDir, assert_none_tagged, unique};
 use serde_json::json;
-use web::{Dashboard, background, server_on};
+use web::{Dashboard, background, server_on, streaming_job};
 
 /// The browser and the driver, or why the test cannot run.
 struct Browser {
@@ -76,13 +76,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
     let state = TempDir::new("dash-browser");
     let mut server = server_on(state.path()).await;
     let tag = unique("dash-browser");
-    let id = background(
-        &mut server,
-        "codex",
-        &format!("stream=600 tag={tag} children=1"),
-    )
-    .await;
-    wait_for_tagged(&tag, 1).await;
+    let id = streaming_job(&mut server, &tag).await;
     let answer = "**Done**:_fixed_`parse()`_<img_src=x_onerror=alert(1)>";
     let answered = background(&mut server, "claude", &format!("answer={answer}")).await;
     let dashboard = Dashboard::start(state.path()).await;

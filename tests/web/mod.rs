@@ -35,6 +35,14 @@ pub async fn background(server: &mut Server, agent: &str, prompt: &str) -> Strin
         .to_owned()
 }
 
+/// Starts a codex job in the background that streams an event every 0.1 s for ten minutes,
+/// its processes tagged `tag`; returns its id once they run.
+pub async fn streaming_job(server: &mut Server, tag: &str) -> String {
+    let id = background(server, "codex", &format!("stream=600 tag={tag} children=1")).await;
+    crate::common::wait_for_tagged(tag, 1).await;
+    id
+}
+
 /// Long enough for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(60);
 
