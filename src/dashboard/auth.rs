@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{Request, State};
 use axum::http::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -166,7 +166,7 @@ pub async fn guard(State(state): State<DashboardState>, request: Request, next: 
     let Some(session) = session else {
         return unauthorized();
     };
-    if request.method() != Method::GET && !access.may_change(request.headers(), session) {
+    if !request.method().is_safe() && !access.may_change(request.headers(), session) {
         return forbidden("this request lacks the page's CSRF value: reload the page");
     }
     next.run(request).await
