@@ -1,6 +1,7 @@
 //! cli-agent-mcp: run coding-agent CLIs headless, from the command line or as an MCP server.
 
 mod args;
+mod budget;
 mod dashboard;
 mod doctor;
 mod jobs;

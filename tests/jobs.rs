@@ -457,10 +457,12 @@ async fn a_second_server_reads_the_first_servers_finished_jobs() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_interrupts_the_running_jobs_and_keeps_what_they_had_said() {
+async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_said() {
     let state = TempDir::new("jobs-sigterm");
     let tag = unique("jobs-sigterm");
-    let mut server = server_with_state(state.path()).spawn();
+    let mut server = server_with_state(state.path())
+        .env("CAM_MAX_RUNS", "2")
+        .spawn();
     server.initialize().await;
     let mut ids = Vec::new();
     for _ in 0..2 {
@@ -473,6 +475,14 @@ async fn sigterm_interrupts_the_running_jobs_and_keeps_what_they_had_said() {
             .await;
         ids.push(job_id(&started));
     }
+    let queued = job_id(
+        &server
+            .call(
+                "gemini",
+                json!({"prompt": "answer=never", "background": true}),
+            )
+            .await,
+    );
     wait_for_tagged(&tag, 2).await;
     let waited = server
         .call("job_wait", json!({"job_ids": &ids, "timeout_secs": 1}))
@@ -493,7 +503,8 @@ async fn sigterm_interrupts_the_running_jobs_and_keeps_what_they_had_said() {
 
     let mut next = server_with_state(state.path()).spawn();
     next.initialize().await;
-    let waited = wait_all(&mut next, &ids).await;
+    let all = [ids.clone(), vec![queued.clone()]].concat();
+    let waited = wait_all(&mut next, &all).await;
     for id in &ids {
         let job = waited_job(&waited, id);
         assert_eq!(job["status"], "interrupted", "{waited:#}");
@@ -509,6 +520,14 @@ async fn sigterm_interrupts_the_running_jobs_and_keeps_what_they_had_said() {
             "{waited:#}"
         );
     }
+    let job = waited_job(&waited, &queued);
+    assert_eq!(job["status"], "interrupted", "{waited:#}");
+    assert!(
+        job["error"]["hint"]
+            .as_str()
+            .is_some_and(|hint| hint.contains("call again")),
+        "what to do about it: {waited:#}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,6 @@
 //! 1.2 s, SIGKILLs whatever is left, gives the answers until the grace plus 1.8 s to reach a
 //! client still reading, and exits 0. rmcp's own wait of up to 5 s after EOF is never waited out.
 
-mod budget;
 mod calls;
 #[cfg(test)]
 mod fuzz;

@@ -10,8 +10,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::budget::{head_and_tail, tail};
 use super::tools::ArgsError;
+use crate::budget::{head_and_tail, tail};
 use crate::jobs::store::{JobId, JobStatus};
 use crate::jobs::{Finished, Job, JobState};
 

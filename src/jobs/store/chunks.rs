@@ -5,9 +5,10 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{OptionalExtension, Transaction, params};
 
 use super::id::JobId;
-use super::recorder::{JobBuffer, URGENT_BYTES};
+use super::recorder::JobBuffer;
 
-/// Writes what a job's recorders gathered: its progress and session, then its events.
+/// Writes what a job's recorders gathered: its progress and session, what the recorder
+/// dropped from the tail, then its chunks.
 pub(super) fn write_batch(
     tx: &Transaction,
     id: &JobId,
@@ -21,38 +22,28 @@ pub(super) fn write_batch(
         )?
         .execute(params![id.as_str(), batch.progress, batch.session_id])?;
     }
-    for piece in pieces(&batch.lines) {
-        append_chunk(tx, id, piece, max)?;
+    if batch.dropped_events > 0 {
+        tx.prepare_cached(
+            "UPDATE jobs SET dropped_events = dropped_events + ?2, dropped_bytes = dropped_bytes + ?3
+             WHERE id = ?1",
+        )?
+        .execute(params![id.as_str(), batch.dropped_events, batch.dropped_bytes])?;
+    }
+    for chunk in &batch.chunks {
+        append_chunk(tx, id, &chunk.lines, chunk.events, max)?;
     }
     Ok(())
 }
 
-/// The lines cut into chunks of about [`URGENT_BYTES`] at most (a longer line makes a chunk
-/// of its own), so the size cap drops the middle in small steps.
-fn pieces(mut lines: &[u8]) -> impl Iterator<Item = &[u8]> {
-    std::iter::from_fn(move || {
-        if lines.is_empty() {
-            return None;
-        }
-        let end = if lines.len() <= URGENT_BYTES {
-            lines.len()
-        } else {
-            // After the last line that ends within the size, else after the first line.
-            lines[..URGENT_BYTES]
-                .iter()
-                .rposition(|&b| b == b'\n')
-                .or_else(|| lines.iter().position(|&b| b == b'\n'))
-                .map_or(lines.len(), |at| at + 1)
-        };
-        let (piece, rest) = lines.split_at(end);
-        lines = rest;
-        Some(piece)
-    })
-}
-
 /// Adds whole JSON lines as one chunk, then drops the oldest chunks after the head while the
 /// job holds more than `max` bytes. The newest chunk always stays.
-fn append_chunk(tx: &Transaction, id: &JobId, lines: &[u8], max: u64) -> rusqlite::Result<()> {
+fn append_chunk(
+    tx: &Transaction,
+    id: &JobId,
+    lines: &[u8],
+    count: u64,
+    max: u64,
+) -> rusqlite::Result<()> {
     let counts: Option<(u64, u64, u64, u64)> = tx
         .prepare_cached(
             "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
@@ -67,7 +58,6 @@ fn append_chunk(tx: &Transaction, id: &JobId, lines: &[u8], max: u64) -> rusqlit
         return Ok(());
     };
     let first = events + dropped_events;
-    let count = lines.iter().filter(|&&b| b == b'\n').count() as u64;
     let size = lines.len() as u64;
     let head = bytes + dropped_bytes < max / 2;
     // serde_json writes UTF-8: bound as text as it is, without checking it again.
@@ -112,32 +102,4 @@ fn append_chunk(tx: &Transaction, id: &JobId, lines: &[u8], max: u64) -> rusqlit
         dropped_bytes
     ])?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pieces_cut_whole_lines_of_bounded_size_and_rejoin() {
-        let short = "x".repeat(1000);
-        let long = "y".repeat(URGENT_BYTES * 2);
-        let lines: String = (0..1000)
-            .map(|i| {
-                if i == 500 {
-                    format!("{long}\n")
-                } else {
-                    format!("{short}\n")
-                }
-            })
-            .collect();
-        let cut: Vec<&[u8]> = pieces(lines.as_bytes()).collect();
-        assert!(cut.len() > 4);
-        assert_eq!(cut.concat(), lines.as_bytes());
-        for piece in &cut {
-            assert!(piece.ends_with(b"\n"));
-            let one_line = piece.iter().filter(|&&b| b == b'\n').count() == 1;
-            assert!(piece.len() <= URGENT_BYTES || one_line, "{}", piece.len());
-        }
-    }
 }

@@ -70,14 +70,12 @@ impl Store {
         status: JobStatus,
         outcome: &Outcome,
     ) -> Result<(), StoreError> {
-        let mut rest = serde_json::to_value(outcome).map_err(|source| StoreError::BadRecord {
-            id: id.to_string(),
-            path: self.path().to_owned(),
-            source,
-        })?;
-        if let Some(fields) = rest.as_object_mut() {
-            fields.remove("answer");
-        }
+        let rest =
+            serde_json::to_string(&kept(outcome)).map_err(|source| StoreError::BadRecord {
+                id: id.to_string(),
+                path: self.path().to_owned(),
+                source,
+            })?;
         let changed = self
             .conn()
             .prepare_cached(
@@ -92,7 +90,7 @@ impl Store {
                     now_ms(),
                     outcome.answer,
                     outcome.answer.chars().count() as u64,
-                    rest.to_string(),
+                    rest,
                     outcome.session_id,
                 ])
             })
@@ -126,6 +124,7 @@ impl Store {
             path: self.path().to_owned(),
             source,
         };
+        // The column holds no answer (or an empty one): it has a column of its own.
         let mut value: serde_json::Value = serde_json::from_str(&rest).map_err(bad)?;
         if let Some(fields) = value.as_object_mut() {
             fields.insert("answer".into(), answer.unwrap_or_default().into());
@@ -275,4 +274,18 @@ pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_millis() as u64)
+}
+
+/// The outcome as its row keeps it: the answer has a column of its own (paged by character).
+fn kept(outcome: &Outcome) -> Outcome {
+    Outcome {
+        answer: String::new(),
+        session_id: outcome.session_id.clone(),
+        reasoning: outcome.reasoning.clone(),
+        tools: outcome.tools.clone(),
+        stderr_tail: outcome.stderr_tail.clone(),
+        warnings: outcome.warnings.clone(),
+        error: outcome.error.clone(),
+        ..*outcome
+    }
 }

@@ -280,17 +280,26 @@ fn events_recorded_after_finish_are_kept() {
 
 #[test]
 fn the_transcript_cap_keeps_the_head_and_the_newest_tail_and_reports_the_gap() {
+    // 100 commits of 10 events, each line about 100 bytes: 100 KB against a 20 KB cap.
+    transcript_within_the_cap(20_000, 1000, 10);
+}
+
+#[test]
+fn a_burst_past_the_cap_before_a_commit_keeps_the_same_head_tail_and_gap() {
+    // 4 MB in one commit against a 1 MiB cap: the recorder drops the middle unwritten.
+    transcript_within_the_cap(1 << 20, 40_000, 40_000);
+}
+
+fn transcript_within_the_cap(cap: u64, events: u64, commit_every: u64) {
     let dir = TempDir::new("store-cap");
-    let cap = 20_000;
     let store = Store::open_with(dir.path(), cap).unwrap();
     let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
-    // 100 chunks of 10 events, each line about 100 bytes: 100 KB against a 20 KB cap.
-    for chunk in 0..100 {
-        for i in 0..10 {
-            recorder.event(&text(&format!("{:0>70}", chunk * 10 + i)));
+    for n in 0..events {
+        recorder.event(&text(&format!("{n:0>70}")));
+        if (n + 1) % commit_every == 0 {
+            recorder.flush();
         }
-        recorder.flush();
     }
     let info = store.get(&id).unwrap().unwrap().transcript;
     assert!(info.bytes <= cap, "{info:?}");
@@ -298,9 +307,9 @@ fn the_transcript_cap_keeps_the_head_and_the_newest_tail_and_reports_the_gap() {
         info.dropped_events > 0 && info.dropped_bytes > 0,
         "{info:?}"
     );
-    assert_eq!(info.events + info.dropped_events, 1000);
+    assert_eq!(info.events + info.dropped_events, events);
 
-    let page = store.transcript_page(&id, 0, 2000).unwrap().unwrap();
+    let page = store.transcript_page(&id, 0, events).unwrap().unwrap();
     let lines: Vec<serde_json::Value> = page
         .text
         .lines()
@@ -316,7 +325,7 @@ fn the_transcript_cap_keeps_the_head_and_the_newest_tail_and_reports_the_gap() {
     // The head from the first event on, the gap, then the tail up to the very last event.
     assert!(gap > 0 && number(&lines[0]) == 0 && number(&lines[gap - 1]) == gap as u64 - 1);
     assert_eq!(number(&lines[gap + 1]), gap as u64 + info.dropped_events);
-    assert_eq!(number(lines.last().unwrap()), 999);
+    assert_eq!(number(lines.last().unwrap()), events - 1);
     assert_eq!(lines.len() as u64, info.events + 1);
     // A page starting after the gap reads the tail only.
     let after = store

@@ -1,5 +1,5 @@
 //! The store's one writer thread: commits every recorder's buffer in one transaction at least
-//! every 200 ms (a crash loses at most that), at once when a buffer passes 256 KiB or someone
+//! every 200 ms (a crash loses at most that), at once when a chunk of head is full or someone
 //! flushes. What it writes is `chunks.rs`.
 
 use std::collections::HashMap;
@@ -12,7 +12,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use super::chunks::write_batch;
 use super::id::JobId;
-use super::recorder::{JobBuffer, SharedBuffer, lock};
+use super::recorder::{JobBuffer, JobLog, SharedBuffer, lock};
 
 /// The longest recorded events wait before they are committed.
 const TICK: Duration = Duration::from_millis(200);
@@ -20,6 +20,8 @@ const TICK: Duration = Duration::from_millis(200);
 pub(super) struct Writer {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
+    /// Each new job's buffer keeps its tail within half of it.
+    transcript_max_bytes: u64,
 }
 
 struct Shared {
@@ -69,6 +71,7 @@ impl Writer {
         Ok(Self {
             shared,
             thread: Some(handle),
+            transcript_max_bytes,
         })
     }
 
@@ -78,7 +81,7 @@ impl Writer {
             .lock()
             .buffers
             .entry(id.clone())
-            .or_default()
+            .or_insert_with(|| Arc::new(Mutex::new(JobLog::new(self.transcript_max_bytes))))
             .clone()
     }
 
@@ -141,9 +144,9 @@ impl WriterThread {
             let mut state = self.shared.lock();
             state.flushes_done = flush;
             // A job whose recorders are all gone and whose buffer is empty needs no entry.
-            state
-                .buffers
-                .retain(|_, buffer| Arc::strong_count(buffer) > 1 || !lock(buffer).is_empty());
+            state.buffers.retain(|_, buffer| {
+                Arc::strong_count(buffer) > 1 || !lock(buffer).pending.is_empty()
+            });
             self.shared.committed.notify_all();
             if closing && !state.pending {
                 state.stopped = true;
@@ -193,8 +196,8 @@ impl WriterThread {
         let batches = buffers
             .into_iter()
             .filter_map(|(id, buffer)| {
-                let mut buffer = lock(&buffer);
-                (!buffer.is_empty()).then(|| (id, std::mem::take(&mut *buffer)))
+                let mut log = lock(&buffer);
+                (!log.pending.is_empty()).then(|| (id, std::mem::take(&mut log.pending)))
             })
             .collect();
         (batches, flush, closing)
@@ -221,7 +224,7 @@ impl WriterThread {
             }
             Ok(()) => {}
             Err(error) => {
-                let events: u64 = batches.iter().map(|(_, batch)| batch.events).sum();
+                let events: u64 = batches.iter().map(|(_, batch)| batch.events()).sum();
                 let error = super::StoreError::sqlite(&self.path, error);
                 if self.failing {
                     tracing::debug!(%error, events, "job events lost");

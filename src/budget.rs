@@ -1,5 +1,5 @@
-//! Keeping a result within what a host hands its model: long text keeps its head and tail,
-//! with a line in between saying what was left out and the call that returns it.
+//! Keeping long text within a budget: it keeps its head and tail, with a line in between saying
+//! what was left out and where to find it.
 
 use std::borrow::Cow;
 
@@ -18,7 +18,7 @@ pub fn head_and_tail<'a>(
     let tail = max - head;
     let omitted = total - head - tail;
     let head_end = byte_offset(text, head);
-    let tail_start = byte_offset(text, head + omitted);
+    let tail_start = start_of_last(text, tail);
     Cow::Owned(format!(
         "{}\n\n[{}]\n\n{}",
         &text[..head_end],
@@ -29,16 +29,28 @@ pub fn head_and_tail<'a>(
 
 /// The last `max` characters of `text`, marked as cut when they are not all of it.
 pub fn tail(text: &str, max: usize) -> Cow<'_, str> {
-    let total = text.chars().count();
-    if total <= max {
+    // Walked from the end: the text may be megabytes, the tail a few thousand characters.
+    let start = start_of_last(text, max);
+    if start == 0 {
         return Cow::Borrowed(text);
     }
-    let start = byte_offset(text, total - max);
     Cow::Owned(format!(
         "[… {} characters before]\n{}",
-        total - max,
+        text[..start].chars().count(),
         &text[start..]
     ))
+}
+
+/// Where the last `chars` characters of `text` start.
+fn start_of_last(text: &str, chars: usize) -> usize {
+    match chars.checked_sub(1) {
+        None => text.len(),
+        Some(before) => text
+            .char_indices()
+            .rev()
+            .nth(before)
+            .map_or(0, |(at, _)| at),
+    }
 }
 
 fn byte_offset(text: &str, chars: usize) -> usize {
