@@ -12,7 +12,7 @@ use std::path::Path;
 
 use common::{TempDir, assert_none_tagged, unique};
 use mcp::Server;
-use serde_json::Value;
+use serde_json::{Value, json};
 use web::{Dashboard, Feed, Request, background, server_on, streaming_job};
 
 /// A job's record in a feed message, if the message carries it.
@@ -139,10 +139,13 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
     let mut feed = dashboard
         .feed(&Request::get("/events").cookie(&cookie))
         .await;
-    feed.wait_for("the first snapshot", |name, _| {
-        (name == "snapshot").then_some(())
-    })
-    .await;
+    let snapshot = feed
+        .wait_for("the first snapshot", |name, data| {
+            (name == "snapshot").then(|| data.clone())
+        })
+        .await;
+    assert_eq!(snapshot["jobs"], json!([]), "{snapshot:#}");
+    assert_eq!(snapshot["total"], 0, "{snapshot:#}");
 
     let tag = unique("dash-cancel");
     let id = streaming_job(&mut server, &tag).await;

@@ -55,6 +55,7 @@ impl JobsFeed {
         let jobs = Jobs {
             now_ms: now_ms(),
             jobs: page.jobs,
+            total: page.total,
         };
         match cursor {
             None => Some(Message::Snapshot(jobs)),

@@ -70,6 +70,9 @@ enum Message {
 struct Jobs {
     now_ms: u64,
     jobs: Vec<JobRecord>,
+    /// How many the store holds, in a snapshot: the page says how many it leaves out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total: Option<u64>,
 }
 
 /// One job, and the server's clock.

@@ -13,6 +13,8 @@ use super::{Store, StoreError};
 pub struct FeedPage {
     pub jobs: Vec<JobRecord>,
     pub cursor: u64,
+    /// How many jobs the store holds (counted for the first page only).
+    pub total: Option<u64>,
 }
 
 impl Store {
@@ -20,14 +22,21 @@ impl Store {
     pub fn feed_start(&self, limit: usize) -> Result<FeedPage, StoreError> {
         // The cursor first: a change committed between the two reads is sent again, never lost.
         let cursor = self.cursor()?;
-        let jobs = self
-            .conn()
+        let conn = self.conn();
+        let jobs = conn
             .prepare_cached(&format!(
                 "SELECT {RECORD} FROM jobs ORDER BY created_ms DESC, rowid DESC LIMIT ?1"
             ))
             .and_then(|mut select| select.query_map([limit as u64], record)?.collect())
             .map_err(self.fail())?;
-        Ok(FeedPage { jobs, cursor })
+        let total = conn
+            .query_row("SELECT count(*) FROM jobs", [], |row| row.get(0))
+            .map_err(self.fail())?;
+        Ok(FeedPage {
+            jobs,
+            cursor,
+            total: Some(total),
+        })
     }
 
     /// Up to `limit` jobs changed after `cursor` (inserted or updated), oldest change first.
@@ -47,6 +56,7 @@ impl Store {
         let mut page = FeedPage {
             jobs: Vec::new(),
             cursor,
+            total: None,
         };
         while let Some(row) = rows.next().map_err(self.fail())? {
             page.jobs.push(record(row).map_err(self.fail())?);
@@ -85,6 +95,7 @@ mod tests {
         let older = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
         let start = store.feed_start(10).unwrap();
         assert_eq!(ids(&start), [older.to_string()]);
+        assert_eq!(start.total, Some(1));
         assert!(
             store
                 .changed_since(start.cursor, 10)
