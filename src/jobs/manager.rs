@@ -457,7 +457,10 @@ mod tests {
         assert_eq!(keep_reasoning(short.clone()), short);
         let long = format!("{}{}", "a".repeat(REASONING_KEPT_CHARS), "z".repeat(10));
         let kept = keep_reasoning(long);
-        assert!(kept.starts_with('a') && kept.ends_with("zzzzzzzzzz"), "head and tail");
+        assert!(
+            kept.starts_with('a') && kept.ends_with("zzzzzzzzzz"),
+            "head and tail"
+        );
         assert!(kept.contains("10 characters of reasoning left out: the job's transcript"));
         assert!(kept.chars().count() < REASONING_KEPT_CHARS + 200);
     }
