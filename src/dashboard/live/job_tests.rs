@@ -1,6 +1,7 @@
 use std::time::Duration;
 
-use cli_agent_engine::{AgentEvent, AgentKind, Outcome, Permission, Status};
+use cli_agent_engine::clis::CODEX;
+use cli_agent_engine::{AgentEvent, Outcome, Permission, Status};
 use tokio_util::sync::CancellationToken;
 
 use super::*;
@@ -13,7 +14,7 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
     store
         .insert(&NewJob {
             id: &id,
-            agent: AgentKind::Codex,
+            agent: CODEX,
             origin: Origin::Background,
             workspace: dir,
             permission: Permission::ReadOnly,
@@ -31,7 +32,7 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
     }
     recorder.flush();
     let mut outcome = Outcome::not_run(
-        AgentKind::Codex,
+        CODEX,
         Status::Completed,
         cli_agent_engine::ErrorInfo {
             kind: cli_agent_engine::ErrorKind::AgentError,

@@ -1,4 +1,5 @@
-use cli_agent_engine::{AgentEvent, AgentKind};
+use cli_agent_engine::AgentEvent;
+use cli_agent_engine::clis::{CLAUDE, CODEX};
 use rusqlite::Connection;
 
 use super::super::schema::{V1, VERSION};
@@ -14,7 +15,7 @@ fn ids(page: &FeedPage) -> Vec<String> {
 fn the_feed_reports_each_insert_progress_and_finish_once_after_the_cursor() {
     let dir = TempDir::new("feed");
     let store = Store::open(dir.path()).unwrap();
-    let older = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let older = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let start = store.feed_start(10).unwrap();
     assert_eq!(ids(&start), [older.to_string()]);
     assert_eq!(start.total, Some(1));
@@ -26,7 +27,7 @@ fn the_feed_reports_each_insert_progress_and_finish_once_after_the_cursor() {
             .is_empty()
     );
 
-    let newer = insert(&store, AgentKind::Claude, dir.path(), JobStatus::Queued);
+    let newer = insert(&store, CLAUDE, dir.path(), JobStatus::Queued);
     let inserted = store.changed_since(start.cursor, 10).unwrap();
     assert_eq!(ids(&inserted), [newer.to_string()]);
 
