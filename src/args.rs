@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use std::collections::HashMap;
+
+use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
+use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
-use cli_agent_engine::{AgentKind, EngineConfig, Permission};
+use cli_agent_engine::{EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
 use crate::server::SigintMode;
@@ -16,6 +19,10 @@ use crate::server::SigintMode;
     about = "Run coding-agent CLIs (codex, claude, gemini, opencode) headless; leave nothing behind"
 )]
 pub struct Cli {
+    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
+    /// Flags and CAM_* variables override what it sets.
+    #[arg(long, env = "CAM_CONFIG", global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
@@ -39,6 +46,8 @@ pub enum Command {
     Jobs(JobsArgs),
     /// A live page of every run and job, on 127.0.0.1: prints its URL with a one-time token.
     Dashboard(DashboardArgs),
+    /// Print the effective settings and agents, and where each setting came from.
+    Config(ConfigArgs),
 }
 
 impl Command {
@@ -46,7 +55,11 @@ impl Command {
         match self {
             // rmcp logs every message it receives at info.
             Self::Serve(_) => "info,rmcp=warn",
-            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) | Self::Dashboard(_) => "warn",
+            Self::Run(_)
+            | Self::Doctor(_)
+            | Self::Jobs(_)
+            | Self::Dashboard(_)
+            | Self::Config(_) => "warn",
         }
     }
 }
@@ -54,18 +67,6 @@ impl Command {
 /// Settings of the engine, shared by every command.
 #[derive(Args, Debug)]
 pub struct EngineArgs {
-    /// The codex binary (default: `codex` on PATH).
-    #[arg(long, env = "CAM_CODEX_BIN", global = true, value_name = "PATH")]
-    pub codex_bin: Option<PathBuf>,
-    /// The claude binary (default: `claude` on PATH).
-    #[arg(long, env = "CAM_CLAUDE_BIN", global = true, value_name = "PATH")]
-    pub claude_bin: Option<PathBuf>,
-    /// The gemini binary (default: `gemini` on PATH).
-    #[arg(long, env = "CAM_GEMINI_BIN", global = true, value_name = "PATH")]
-    pub gemini_bin: Option<PathBuf>,
-    /// The opencode binary (default: `opencode` on PATH).
-    #[arg(long, env = "CAM_OPENCODE_BIN", global = true, value_name = "PATH")]
-    pub opencode_bin: Option<PathBuf>,
     /// A run's total time limit when its request gives none.
     #[arg(
         long,
@@ -110,16 +111,8 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
-    pub fn config(&self) -> EngineConfig {
-        let binaries = [
-            (AgentKind::Codex, &self.codex_bin),
-            (AgentKind::Claude, &self.claude_bin),
-            (AgentKind::Gemini, &self.gemini_bin),
-            (AgentKind::Opencode, &self.opencode_bin),
-        ]
-        .into_iter()
-        .filter_map(|(agent, bin)| Some((agent, bin.clone()?)))
-        .collect();
+    /// The engine's settings, with the binaries given by `--<cli>-bin` or `CAM_<CLI>_BIN`.
+    pub fn config(&self, binaries: HashMap<String, PathBuf>) -> EngineConfig {
         EngineConfig {
             binaries,
             total_timeout: Duration::from_secs(self.default_timeout_secs),
@@ -131,6 +124,32 @@ impl EngineArgs {
             ..EngineConfig::default()
         }
     }
+}
+
+/// The derived command plus the arguments each CLI of the registry brings.
+pub fn command() -> clap::Command {
+    BUILTINS
+        .iter()
+        .fold(Cli::command(), |command, cli| command.arg(bin_arg(*cli)))
+}
+
+/// `--<cli>-bin PATH`, also `CAM_<CLI>_BIN`.
+fn bin_arg(cli: &dyn AgentCli) -> Arg {
+    let name = cli.name();
+    Arg::new(bin_arg_id(cli))
+        .long(format!("{name}-bin"))
+        .env(cli_agent_engine::agent::env_var(name, "BIN"))
+        .global(true)
+        .value_name("PATH")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(format!(
+            "The {name} binary (default: `{}` on PATH)",
+            cli.binary()
+        ))
+}
+
+pub fn bin_arg_id(cli: &dyn AgentCli) -> String {
+    format!("{}_bin", cli.name())
 }
 
 #[derive(Args, Debug)]
@@ -145,8 +164,8 @@ pub struct LoggingArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// codex, claude, gemini or opencode.
-    pub agent: AgentKind,
+    /// The agent: codex, claude, gemini, opencode or a custom agent of the config file.
+    pub agent: String,
     /// What the agent should do; `-` reads it from stdin.
     pub prompt: String,
     /// The agent's working directory (default: the current one). Any directory: --allow-root
@@ -170,6 +189,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print the whole outcome as one JSON object instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }
@@ -220,9 +246,9 @@ pub struct JobsListArgs {
     /// queued, running, completed, failed, cancelled, timed_out or interrupted.
     #[arg(long)]
     pub status: Option<JobStatus>,
-    /// codex, claude, gemini or opencode.
+    /// Only jobs of this agent.
     #[arg(long)]
-    pub agent: Option<AgentKind>,
+    pub agent: Option<String>,
     /// Only jobs that ran in this directory.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -244,7 +270,7 @@ pub struct DashboardArgs {
 pub struct ServeArgs {
     /// Offer only these tools (comma-separated: codex,claude,gemini,opencode).
     #[arg(long, env = "CAM_ENABLE", value_delimiter = ',', value_name = "AGENTS")]
-    pub enable: Vec<AgentKind>,
+    pub enable: Vec<String>,
     /// Do not offer these tools (comma-separated).
     #[arg(
         long,
@@ -252,7 +278,7 @@ pub struct ServeArgs {
         value_delimiter = ',',
         value_name = "AGENTS"
     )]
-    pub disable: Vec<AgentKind>,
+    pub disable: Vec<String>,
     /// What SIGINT does: `cancel` stops the active calls and keeps serving (idle: exits);
     /// `cancel-then-exit` also exits on a second SIGINT within 2 s; `exit` shuts down.
     #[arg(
@@ -319,12 +345,13 @@ pub struct ServeArgs {
 pub struct HttpArgs {
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio, e.g. 127.0.0.1:8765.
     /// Any address but loopback needs a token (CAM_HTTP_TOKEN or --http-token-file).
-    #[arg(long = "http", env = "CAM_HTTP", value_name = "ADDR")]
+    #[arg(id = "http", long = "http", env = "CAM_HTTP", value_name = "ADDR")]
     pub addr: Option<std::net::SocketAddr>,
     /// A file holding the bearer token every request must carry (its first line). Without it,
     /// the token is CAM_HTTP_TOKEN; without either, only loopback may be bound and no token is
     /// asked for.
     #[arg(
+        id = "http_token_file",
         long = "http-token-file",
         env = "CAM_HTTP_TOKEN_FILE",
         value_name = "PATH"
@@ -333,6 +360,7 @@ pub struct HttpArgs {
     /// More names the Host header may carry (comma-separated; `name` or `name:port`), e.g. the
     /// DNS name of a shared box. Loopback names and the bound address are always allowed.
     #[arg(
+        id = "http_allowed_host",
         long = "http-allowed-host",
         env = "CAM_HTTP_ALLOWED_HOSTS",
         value_delimiter = ',',
@@ -343,6 +371,7 @@ pub struct HttpArgs {
     /// request with an Origin header is refused unless its host is allowed as a Host or it is
     /// listed here; requests without one (every non-browser client) pass.
     #[arg(
+        id = "http_allowed_origin",
         long = "http-allowed-origin",
         env = "CAM_HTTP_ALLOWED_ORIGINS",
         value_delimiter = ',',
@@ -350,14 +379,17 @@ pub struct HttpArgs {
     )]
     pub allowed_origins: Vec<String>,
     /// The largest request body accepted.
-    #[arg(long = "http-max-body-bytes", env = "CAM_HTTP_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
+    #[arg(id = "http_max_body_bytes",
+        long = "http-max-body-bytes", env = "CAM_HTTP_MAX_BODY_BYTES", default_value_t = 4 * 1024 * 1024, value_name = "BYTES")]
     pub max_body_bytes: usize,
     /// The most requests in flight at once (a POST counts until its answer, streamed or not, ends).
-    #[arg(long = "http-max-requests", env = "CAM_HTTP_MAX_REQUESTS", default_value_t = 64, value_name = "N",
+    #[arg(id = "http_max_requests",
+        long = "http-max-requests", env = "CAM_HTTP_MAX_REQUESTS", default_value_t = 64, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_requests: u32,
     /// The most standalone event streams (GET /mcp) open at once.
-    #[arg(long = "http-max-streams", env = "CAM_HTTP_MAX_STREAMS", default_value_t = 16, value_name = "N",
+    #[arg(id = "http_max_streams",
+        long = "http-max-streams", env = "CAM_HTTP_MAX_STREAMS", default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_streams: u32,
     /// Test-only: also offer the fixture tools the MCP conformance suite calls.

@@ -2,21 +2,23 @@
 
 mod args;
 mod budget;
+mod config;
 mod dashboard;
 mod doctor;
 mod http;
 mod jobs;
 mod jobs_command;
 mod logging;
+#[cfg(test)]
+mod registry_tests;
 mod run_command;
 mod server;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, run_guardian};
 
-use crate::args::{Cli, Command};
+use crate::args::Command;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
@@ -24,8 +26,22 @@ fn main() -> ExitCode {
         return guard(args.next());
     }
     return_large_blocks_when_freed();
-    let cli = Cli::parse();
-    let command = cli.command.unwrap_or(Command::Serve(cli.serve));
+    let mut loaded = match config::load() {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    loaded.export_store_settings();
+    let config = loaded.engine_config();
+    let agents = loaded.agents();
+    let offers = loaded.offers();
+    let command = match loaded.cli.command.take() {
+        Some(command) => command,
+        None => Command::Serve(loaded.cli.serve.clone()),
+    };
+    let cli = &loaded.cli;
     if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
@@ -43,14 +59,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = cli.engine.config();
     let code = runtime.block_on(async move {
         match command {
-            Command::Serve(args) => server::serve(args, config).await,
-            Command::Run(args) => run_command::run(args, config).await,
-            Command::Doctor(args) => doctor::run(config, args.json).await,
+            Command::Serve(args) => server::serve(args, config, offers).await,
+            Command::Run(args) => run_command::run(args, config, &agents).await,
+            Command::Doctor(args) => doctor::run(config, &agents, args.json).await,
             Command::Jobs(args) => jobs_command::run(args),
             Command::Dashboard(args) => dashboard::run(args).await,
+            Command::Config(args) => config::command::run(&loaded, args.json),
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.

@@ -10,28 +10,10 @@ mod web;
 
 use std::path::Path;
 
-use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
-use mcp::{Server, is_error};
+use common::{TempDir, assert_none_tagged, unique};
+use mcp::Server;
 use serde_json::{Value, json};
-use web::{Dashboard, Feed, Request};
-
-/// A server keeping its jobs in `state`, initialized.
-async fn server_on(state: &Path) -> Server {
-    let mut server = Server::builder().env("CAM_STATE_DIR", state).spawn();
-    server.initialize().await;
-    server
-}
-
-async fn background(server: &mut Server, agent: &str, prompt: &str) -> String {
-    let started = server
-        .call(agent, json!({"prompt": prompt, "background": true}))
-        .await;
-    assert!(!is_error(&started), "{started:#}");
-    started["structuredContent"]["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job id in {started:#}"))
-        .to_owned()
-}
+use web::{Dashboard, Feed, Request, background, server_on, streaming_job};
 
 /// A job's record in a feed message, if the message carries it.
 fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
@@ -157,19 +139,16 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
     let mut feed = dashboard
         .feed(&Request::get("/events").cookie(&cookie))
         .await;
-    feed.wait_for("the first snapshot", |name, _| {
-        (name == "snapshot").then_some(())
-    })
-    .await;
+    let snapshot = feed
+        .wait_for("the first snapshot", |name, data| {
+            (name == "snapshot").then(|| data.clone())
+        })
+        .await;
+    assert_eq!(snapshot["jobs"], json!([]), "{snapshot:#}");
+    assert_eq!(snapshot["total"], 0, "{snapshot:#}");
 
     let tag = unique("dash-cancel");
-    let id = background(
-        &mut server,
-        "codex",
-        &format!("stream=60 tag={tag} children=1"),
-    )
-    .await;
-    wait_for_tagged(&tag, 1).await;
+    let id = streaming_job(&mut server, &tag).await;
     let events = |job: &Value| job["transcript"]["events"].as_u64().unwrap_or(0);
     let running = feed
         .wait_for("the job running and thinking", |name, data| {

@@ -2,7 +2,8 @@
 //! playwright-core (pinned in tests/browser, installed by scripts/install-browser.sh into
 //! .tools/browser) through tests/browser/dashboard.mjs. An MCP server runs a slow background
 //! job with the fake CLI; the browser sees it appear and its progress move, opens its page,
-//! cancels it; then no process of it is left. Screenshots of each step are kept in
+//! cancels it; then no process of it is left. Another job's answer shows as markdown, the raw
+//! HTML in it as text. Screenshots of each step are kept in
 //! target/test-artifacts/dashboard/.
 //!
 //! Without chromium or playwright-core the test is skipped with a message, except under
@@ -15,10 +16,9 @@ mod web;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use common::{TempDir, assert_none_tagged, unique, wait_for_tagged};
-use mcp::{Server, is_error};
+use common::{TempDir, assert_none_tagged, unique};
 use serde_json::json;
-use web::Dashboard;
+use web::{Dashboard, background, server_on, streaming_job};
 
 /// The browser and the driver, or why the test cannot run.
 struct Browser {
@@ -74,21 +74,11 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         Err(why) => return skip(&why),
     };
     let state = TempDir::new("dash-browser");
-    let mut server = Server::builder().env("CAM_STATE_DIR", state.path()).spawn();
-    server.initialize().await;
+    let mut server = server_on(state.path()).await;
     let tag = unique("dash-browser");
-    let started = server
-        .call(
-            "codex",
-            json!({"prompt": format!("stream=600 tag={tag} children=1"), "background": true}),
-        )
-        .await;
-    assert!(!is_error(&started), "{started:#}");
-    let id = started["structuredContent"]["job_id"]
-        .as_str()
-        .expect("a job id")
-        .to_owned();
-    wait_for_tagged(&tag, 1).await;
+    let id = streaming_job(&mut server, &tag).await;
+    let answer = "**Done**:_fixed_`parse()`_<img_src=x_onerror=alert(1)>";
+    let answered = background(&mut server, "claude", &format!("answer={answer}")).await;
     let dashboard = Dashboard::start(state.path()).await;
 
     let artifacts = root().join("target/test-artifacts/dashboard");
@@ -96,6 +86,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         .arg(root().join("tests/browser/dashboard.mjs"))
         .env("DASHBOARD_URL", dashboard.url())
         .env("JOB_ID", &id)
+        .env("ANSWERED_ID", &answered)
         .env("ARTIFACTS", &artifacts)
         .env("PLAYWRIGHT", &browser.playwright)
         .env("CHROMIUM", &browser.chromium)
@@ -123,6 +114,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         "04-cancel-cancels-the-job",
         "05-phone-list",
         "06-phone-job",
+        "07-answer-as-markdown",
     ] {
         assert!(stdout.contains(&format!("ok {step}")), "{step}:\n{stdout}");
         assert!(

@@ -2,11 +2,11 @@
 //! token is traded for a session cookie (HttpOnly, SameSite=Strict), every page and feed needs
 //! that cookie, and a POST also needs the session's CSRF value in a header.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{Request, State};
 use axum::http::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -14,7 +14,7 @@ use super::DashboardState;
 use super::pages::{forbidden, unauthorized};
 
 /// The header a POST carries the session's CSRF value in.
-pub const CSRF_HEADER: &str = "x-csrf-token";
+const CSRF_HEADER: &str = "x-csrf-token";
 /// The query parameter of the printed URL.
 const TOKEN_PARAM: &str = "token";
 
@@ -54,7 +54,7 @@ pub struct Access {
     token: Secret,
     session: Session,
     /// The token was used: it opens nothing any more.
-    used: Mutex<bool>,
+    used: AtomicBool,
 }
 
 struct Session {
@@ -73,7 +73,7 @@ impl Access {
                 cookie: Secret::random()?,
                 csrf: Secret::random()?,
             },
-            used: Mutex::new(false),
+            used: AtomicBool::new(false),
         })
     }
 
@@ -87,25 +87,19 @@ impl Access {
         &self.session.csrf
     }
 
-    fn used(&self) -> std::sync::MutexGuard<'_, bool> {
-        self.used
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
     /// Opens the session if `token` is the login token, unused.
     fn log_in(&self, token: &str) -> Option<&Session> {
-        let mut used = self.used();
-        if *used || !self.token.matches(token) {
-            return None;
-        }
-        *used = true;
-        Some(&self.session)
+        let first = self.token.matches(token)
+            && self
+                .used
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok();
+        first.then_some(&self.session)
     }
 
     /// The session the request's cookie names, if it names the open one.
     fn session(&self, headers: &HeaderMap) -> Option<&Session> {
-        if !*self.used() {
+        if !self.used.load(Ordering::Acquire) {
             return None;
         }
         let session = &self.session;
@@ -125,16 +119,21 @@ impl Access {
         host.is_some_and(|host| self.hosts.iter().any(|allowed| allowed == host))
     }
 
-    /// A POST from a page of ours carries `Origin: http://<host>` (or none, from a non-browser).
-    fn origin_allowed(&self, headers: &HeaderMap) -> bool {
-        match headers.get(ORIGIN).map(|origin| origin.to_str()) {
+    /// A POST from a page of ours: the session's CSRF value in [`CSRF_HEADER`], and
+    /// `Origin: http://<host>` (or no Origin, from a client that is not a browser).
+    fn may_change(&self, headers: &HeaderMap, session: &Session) -> bool {
+        let csrf = headers
+            .get(CSRF_HEADER)
+            .and_then(|value| value.to_str().ok());
+        let origin_ok = match headers.get(ORIGIN).map(|origin| origin.to_str()) {
             None => true,
             Some(Ok(origin)) => self
                 .hosts
                 .iter()
                 .any(|host| origin.strip_prefix("http://") == Some(host.as_str())),
             Some(Err(_)) => false,
-        }
+        };
+        origin_ok && csrf.is_some_and(|csrf| session.csrf.matches(csrf))
     }
 
     fn set_cookie(&self, session: &Session) -> Option<HeaderValue> {
@@ -159,7 +158,7 @@ pub async fn guard(State(state): State<DashboardState>, request: Request, next: 
     let session = access.session(request.headers());
     if let Some(token) = login_token(&request) {
         // The printed URL opened again in the browser it logged in: on to the page.
-        return match session.or_else(|| access.log_in(&token)) {
+        return match session.or_else(|| access.log_in(token)) {
             Some(session) => logged_in(access, session),
             None => unauthorized(),
         };
@@ -167,28 +166,20 @@ pub async fn guard(State(state): State<DashboardState>, request: Request, next: 
     let Some(session) = session else {
         return unauthorized();
     };
-    if request.method() != Method::GET {
-        let csrf = request
-            .headers()
-            .get(CSRF_HEADER)
-            .and_then(|value| value.to_str().ok());
-        if !access.origin_allowed(request.headers())
-            || !csrf.is_some_and(|csrf| session.csrf.matches(csrf))
-        {
-            return forbidden("this request lacks the page's CSRF value: reload the page");
-        }
+    if !request.method().is_safe() && !access.may_change(request.headers(), session) {
+        return forbidden("this request lacks the page's CSRF value: reload the page");
     }
     next.run(request).await
 }
 
 /// `?token=…` on the root.
-fn login_token(request: &Request) -> Option<String> {
+fn login_token(request: &Request) -> Option<&str> {
     if request.uri().path() != "/" {
         return None;
     }
     request.uri().query()?.split('&').find_map(|pair| {
         let (name, value) = pair.split_once('=')?;
-        (name == TOKEN_PARAM).then(|| value.to_owned())
+        (name == TOKEN_PARAM).then_some(value)
     })
 }
 

@@ -1,7 +1,8 @@
 //! `cli-agent-mcp dashboard`: every run and job of the store (all servers of this user share
 //! it), live in a browser page. Loopback only, behind a one-time token traded for a session
 //! cookie (`auth.rs`); the pages and their assets are embedded (`pages.rs`); the store is
-//! polled for what changed and pushed as server-sent events (`live.rs`).
+//! polled for what changed and pushed as server-sent events (`live/`). [`router`] serves the
+//! same under another server.
 
 mod auth;
 mod cancel;
@@ -85,7 +86,10 @@ impl DashboardState {
     }
 }
 
-/// The dashboard's routes, for `cli-agent-mcp dashboard` and for mounting at `/` elsewhere.
+/// The dashboard's routes, for `cli-agent-mcp dashboard` and for another server to merge at `/`
+/// (`Router::new().nest_service("/mcp", mcp).merge(router(state))`). They bring their own
+/// guard (Host, session cookie, CSRF): a bearer-token check in front of them would lock browsers
+/// out, since a browser cannot send one.
 pub fn router(state: DashboardState) -> Router {
     Router::new()
         .route("/", get(pages::index))

@@ -23,7 +23,7 @@ mod result;
 mod signals;
 mod stdin;
 mod tasks;
-mod tools;
+pub(crate) mod tools;
 mod transport;
 
 use std::sync::Arc;
@@ -39,6 +39,7 @@ use tokio_util::task::TaskTracker;
 
 pub use self::handler::AgentServer;
 pub use self::signals::SigintMode;
+pub use self::tools::Offer;
 
 use self::calls::{Shutdown, ShutdownCause};
 use self::policy::Policy;
@@ -67,7 +68,7 @@ enum SessionError {
     Failed(#[from] tokio::task::JoinError),
 }
 
-pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
+pub async fn serve(args: ServeArgs, config: EngineConfig, offers: Vec<Offer>) -> u8 {
     let http = match args
         .http
         .addr
@@ -80,7 +81,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let (server, lifecycle) = match build(&args, config).await {
+    let (server, lifecycle) = match build(&args, config, &offers).await {
         Ok(built) => built,
         Err(code) => return code,
     };
@@ -111,10 +112,14 @@ impl Lifecycle {
 }
 
 /// The handler and its lifecycle, from the settings; an error is the exit code.
-async fn build(args: &ServeArgs, config: EngineConfig) -> Result<(AgentServer, Lifecycle), u8> {
-    let catalogue = Catalogue::new(&args.enable, &args.disable).map_err(usage)?;
+async fn build(
+    args: &ServeArgs,
+    config: EngineConfig,
+    offers: &[Offer],
+) -> Result<(AgentServer, Lifecycle), u8> {
+    let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
-    let caps = caps(args.max_runs).map_err(usage)?;
+    let caps = caps(args.max_runs, offers).map_err(usage)?;
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
@@ -201,12 +206,21 @@ struct BadCap {
     value: String,
 }
 
-/// `CAM_MAX_RUNS` overall, and `CAM_<AGENT>_MAX_RUNS` for each agent that has one.
-fn caps(total: u64) -> Result<Caps, BadCap> {
+/// The names of the job tools, which no agent may take.
+pub fn job_tool_names() -> Vec<&'static str> {
+    job_tools::JobTool::ALL.map(|tool| tool.name()).to_vec()
+}
+
+/// `CAM_MAX_RUNS` overall, and for each agent `CAM_<AGENT>_MAX_RUNS`, else its configured cap.
+fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
     let mut per_agent = std::collections::HashMap::new();
-    for agent in cli_agent_engine::AgentKind::ALL {
-        let var = format!("CAM_{}_MAX_RUNS", agent.name().to_ascii_uppercase());
+    for offer in offers {
+        let agent = offer.agent;
+        let var = agent.env_var("MAX_RUNS");
         let Ok(value) = std::env::var(&var) else {
+            if let Some(cap) = offer.max_runs {
+                per_agent.insert(agent, cap);
+            }
             continue;
         };
         match value.trim().parse::<usize>() {

@@ -3,6 +3,7 @@
 // then runs this with:
 //   DASHBOARD_URL  the URL the dashboard printed (with its one-time token)
 //   JOB_ID         the running job
+//   ANSWERED_ID    a completed job whose answer is markdown with raw HTML in it
 //   ARTIFACTS      where the screenshots go, one per step, named after it
 //   PLAYWRIGHT     the folder holding node_modules/playwright-core
 //   CHROMIUM       the browser binary
@@ -19,6 +20,7 @@ const env = (name) => {
 };
 const url = env('DASHBOARD_URL');
 const id = env('JOB_ID');
+const answered = env('ANSWERED_ID');
 const artifacts = env('ARTIFACTS');
 const { chromium } = createRequire(join(env('PLAYWRIGHT'), 'package.json'))('playwright-core');
 /** Generous: a loaded 2-core machine. */
@@ -101,6 +103,16 @@ try {
   };
   await onPhone('05-phone-list', '/', `tr[data-job-id="${id}"] .status.cancelled`);
   await onPhone('06-phone-job', `/jobs/${id}`, '#status.cancelled');
+
+  await step('07-answer-as-markdown', async () => {
+    await page.goto(new URL(`/jobs/${answered}`, url).href);
+    await page.locator('#answer strong', { hasText: 'Done' }).waitFor();
+    await page.locator('#answer code', { hasText: 'parse()' }).waitFor();
+    const answer = page.locator('#answer');
+    if (await answer.locator('img, script').count() > 0) throw new Error('HTML of the answer became elements');
+    const text = await answer.textContent();
+    if (!text.includes('<img src=x onerror=alert(1)>')) throw new Error(`the raw HTML is not shown as text: ${text}`);
+  });
 } finally {
   await browser.close();
 }

@@ -1,17 +1,47 @@
 //! The dashboard for tests: `cli-agent-mcp dashboard` on a job store in a temp dir, and a
 //! small HTTP/1.0 client over a socket (HTTP/1.0: the body ends where the connection does,
 //! no chunks to undo), so a test sets every header itself, Host included. Server-sent events
-//! are read as they arrive, each wait with a generous deadline.
+//! are read as they arrive, each wait with a generous deadline. Also: an MCP server on the
+//! same store, and background jobs started through it.
 #![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
+
+use crate::mcp::{Server, is_error};
+
+/// A server keeping its jobs in `state`, initialized.
+pub async fn server_on(state: &Path) -> Server {
+    let mut server = Server::builder().env("CAM_STATE_DIR", state).spawn();
+    server.initialize().await;
+    server
+}
+
+/// Starts a background job of `agent`; its id.
+pub async fn background(server: &mut Server, agent: &str, prompt: &str) -> String {
+    let started = server
+        .call(agent, json!({"prompt": prompt, "background": true}))
+        .await;
+    assert!(!is_error(&started), "{started:#}");
+    started["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job id in {started:#}"))
+        .to_owned()
+}
+
+/// Starts a codex job in the background that streams an event every 0.1 s for ten minutes,
+/// its processes tagged `tag`; returns its id once they run.
+pub async fn streaming_job(server: &mut Server, tag: &str) -> String {
+    let id = background(server, "codex", &format!("stream=600 tag={tag} children=1")).await;
+    crate::common::wait_for_tagged(tag, 1).await;
+    id
+}
 
 /// Long enough for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(60);

@@ -10,6 +10,10 @@ let job = null;
 let skew = 0;
 let events = 0;
 let dropped = 0;
+/** The latest usage a running job's events reported (its record has usage once it ends). */
+let usage = null;
+/** The model the CLI said it runs, when the job asked for none. */
+let model = null;
 
 const $ = (name) => document.getElementById(name);
 
@@ -21,8 +25,8 @@ function showJob(message) {
   $('workspace').textContent = job.workspace;
   $('elapsed').textContent = elapsed(job, skew);
   $('progress').textContent = job.progress || '–';
-  $('tokens').textContent = tokens(job.usage);
-  $('model').textContent = job.model || '–';
+  $('tokens').textContent = tokens(job.usage || usage);
+  $('model').textContent = job.model || model || '–';
   $('session').textContent = job.session_id || '–';
   $('prompt').textContent = job.prompt_preview;
   $('cancel').hidden = FINISHED.has(job.status);
@@ -64,6 +68,8 @@ function showLines(message) {
     if (!line) continue;
     let event;
     try { event = JSON.parse(line); } catch { event = { type: 'unreadable', text: line }; }
+    if (event.type === 'usage') usage = event;
+    if (event.type === 'session_started' && event.model) model = event.model;
     const failed = event.type === 'tool_finished' && !event.success ? 'failed' : null;
     rows.push(el('li', { class: [event.type, failed].filter(Boolean).join(' ') },
       el('span', { class: 'kind' }, event.type), el('span', { class: 'text' }, describe(event))));
@@ -75,6 +81,8 @@ function showLines(message) {
     dropped += 1;
   }
   $('event-count').textContent = `(${events})`;
+  if (job && !job.usage) $('tokens').textContent = tokens(usage);
+  if (job && !job.model && model) $('model').textContent = model;
   const note = $('events-note');
   note.hidden = dropped === 0;
   note.textContent = `The ${dropped} oldest events are not shown here: cli-agent-mcp jobs result --transcript ${id} prints them all.`;

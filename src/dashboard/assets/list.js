@@ -29,7 +29,13 @@ function render() {
 
 function take(message, fresh) {
   skew = message.now_ms - Date.now();
-  if (fresh) jobs.clear();
+  if (fresh) {
+    jobs.clear();
+    const older = message.total - message.jobs.length;
+    const note = document.getElementById('older');
+    note.hidden = older <= 0;
+    note.textContent = `${older} older jobs are not shown here: cli-agent-mcp jobs --limit ${message.total} lists them all.`;
+  }
   for (const job of message.jobs) jobs.set(job.id, job);
   trouble('');
   render();

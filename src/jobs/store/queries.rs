@@ -149,7 +149,7 @@ impl Store {
                     .query_map(
                         params![
                             filter.status.map(JobStatus::name),
-                            filter.agent.map(|agent| agent.name()),
+                            filter.agent.as_deref(),
                             workspace,
                             filter.limit as u64,
                             filter.offset as u64,
@@ -219,7 +219,7 @@ impl Store {
 pub(super) fn record(row: &Row) -> rusqlite::Result<JobRecord> {
     Ok(JobRecord {
         id: JobId::stored(row.get(0)?),
-        agent: parsed(row, 1)?,
+        agent: row.get(1)?,
         origin: parsed(row, 2)?,
         status: parsed(row, 3)?,
         workspace: row.get::<_, String>(4)?.into(),
@@ -280,6 +280,7 @@ pub fn now_ms() -> u64 {
 fn kept(outcome: &Outcome) -> Outcome {
     Outcome {
         answer: String::new(),
+        agent: outcome.agent.clone(),
         session_id: outcome.session_id.clone(),
         reasoning: outcome.reasoning.clone(),
         tools: outcome.tools.clone(),
