@@ -293,7 +293,9 @@ fn the_store_settings_of_the_file_reach_the_job_store() {
 #[test]
 fn the_readme_example_loads_with_its_agents() {
     let home = TempDir::new("cam-config-example");
-    let example = fixtures().join("config/example.toml");
+    // The README's example, as a user would copy it.
+    let example = home.path().join("example.toml");
+    std::fs::write(&example, common::readme_snippet("config-example")).unwrap();
     let report = config_json(
         cam(home.path())
             .env_remove("CAM_STATE_DIR")

@@ -12,28 +12,12 @@ use std::path::Path;
 use std::process::Command;
 
 use cli_agent_engine::clis;
-use common::TempDir;
+use common::{TempDir, readme_snippet};
 use mcp::Server;
 use serde_json::{Value, json};
 
 const NAME: &str = "cli-agent-mcp";
 
-/// The fenced block after `<!-- check: <name> -->` in README.md.
-fn snippet(name: &str) -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("read README.md");
-    let marker = format!("<!-- check: {name} -->");
-    let after = readme
-        .split_once(&marker)
-        .unwrap_or_else(|| panic!("README.md has no {marker}"))
-        .1;
-    let block = after.split_once("```").expect("a fenced block").1;
-    let body = block.split_once('\n').expect("an info string").1;
-    body.split_once("```")
-        .expect("the block's end")
-        .0
-        .to_owned()
-}
 
 /// How a snippet starts the server.
 #[derive(Debug)]
@@ -126,10 +110,10 @@ fn codex_toml_as_json(toml: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
-    let claude_code = Launch::from_claude_code(&snippet("claude-code"));
-    let desktop = Launch::from_entry(&mcp_servers_entry(&snippet("claude-desktop")));
-    let cursor = Launch::from_entry(&mcp_servers_entry(&snippet("cursor")));
-    let codex = Launch::from_entry(&codex_toml_as_json(&snippet("codex"))["mcp_servers"][NAME]);
+    let claude_code = Launch::from_claude_code(&readme_snippet("claude-code"));
+    let desktop = Launch::from_entry(&mcp_servers_entry(&readme_snippet("claude-desktop")));
+    let cursor = Launch::from_entry(&mcp_servers_entry(&readme_snippet("cursor")));
+    let codex = Launch::from_entry(&codex_toml_as_json(&readme_snippet("codex"))["mcp_servers"][NAME]);
     let cases = [
         (&claude_code, vec!["codex", "gemini", "opencode"]),
         (&desktop, vec!["codex", "gemini"]),
@@ -200,7 +184,7 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
         return;
     };
     let home = ClientHome::new();
-    let words: Vec<String> = snippet("claude-code")
+    let words: Vec<String> = readme_snippet("claude-code")
         .split_whitespace()
         .map(str::to_owned)
         .collect();
@@ -210,7 +194,7 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 
     let home = ClientHome::new();
-    let mut entry = mcp_servers_entry(&snippet("claude-desktop"));
+    let mut entry = mcp_servers_entry(&readme_snippet("claude-desktop"));
     entry["command"] = json!(mcp::binary());
     let entry = entry.to_string();
     home.run(
@@ -226,7 +210,7 @@ async fn codex_reads_the_codex_snippet_as_written() {
         return;
     };
     let home = ClientHome::new();
-    std::fs::write(home.dir.path().join("config.toml"), snippet("codex")).expect("config");
+    std::fs::write(home.dir.path().join("config.toml"), readme_snippet("codex")).expect("config");
     let seen: Value = serde_json::from_str(&home.run(&codex, &["mcp", "get", NAME, "--json"]))
         .expect("codex mcp get --json");
     assert_eq!(seen["transport"]["command"], NAME, "{seen}");

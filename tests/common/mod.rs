@@ -171,3 +171,21 @@ pub fn skip_unless_required(message: &str) {
     );
     eprintln!("skipped: {message}");
 }
+
+/// The fenced block after `<!-- check: <name> -->` in README.md.
+pub fn readme_snippet(name: &str) -> String {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .expect("read README.md");
+    let marker = format!("<!-- check: {name} -->");
+    let after = readme
+        .split_once(&marker)
+        .unwrap_or_else(|| panic!("README.md has no {marker}"))
+        .1;
+    let block = after.split_once("```").expect("a fenced block").1;
+    let body = block.split_once('\n').expect("an info string").1;
+    body.split_once("```")
+        .expect("the block's end")
+        .0
+        .to_owned()
+}
