@@ -18,7 +18,6 @@ use serde_json::{Value, json};
 
 const NAME: &str = "cli-agent-mcp";
 
-
 /// How a snippet starts the server.
 #[derive(Debug)]
 struct Launch {
@@ -113,7 +112,8 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     let claude_code = Launch::from_claude_code(&readme_snippet("claude-code"));
     let desktop = Launch::from_entry(&mcp_servers_entry(&readme_snippet("claude-desktop")));
     let cursor = Launch::from_entry(&mcp_servers_entry(&readme_snippet("cursor")));
-    let codex = Launch::from_entry(&codex_toml_as_json(&readme_snippet("codex"))["mcp_servers"][NAME]);
+    let codex =
+        Launch::from_entry(&codex_toml_as_json(&readme_snippet("codex"))["mcp_servers"][NAME]);
     let cases = [
         (&claude_code, vec!["codex", "gemini", "opencode"]),
         (&desktop, vec!["codex", "gemini"]),
