@@ -444,3 +444,25 @@ async fn in_a_2025_11_25_session_ending_the_session_or_a_cancel_stops_the_runs()
     .await;
     assert_none_tagged(&ended);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_file_wins_over_the_environment() {
+    let dir = TempDir::new("http-token-file");
+    let file = dir.path().join("token");
+    std::fs::write(&file, "from-the-file\n").expect("write the token file");
+    let builder = http_server()
+        .env("CAM_HTTP_TOKEN", "from-the-env")
+        .arg("--http-token-file")
+        .arg(&file);
+    let mut http = Http::start(builder).await;
+    http.token = Some("from-the-env");
+    let env_token = http.modern(1, "server/discover", json!({}));
+    refused(env_token, StatusCode::UNAUTHORIZED, "wrong").await;
+    http.token = Some("from-the-file");
+    let served = http
+        .modern(2, "server/discover", json!({}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(served.status(), StatusCode::OK);
+}
