@@ -466,3 +466,34 @@ async fn the_token_file_wins_over_the_environment() {
         .expect("send");
     assert_eq!(served.status(), StatusCode::OK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_handed_off_as_a_job_outlives_its_stream_until_job_cancel() {
+    let http = Http::start(http_server()).await;
+    let tag = unique("http-handoff");
+    let mut params = call_params(&format!("stream=60 tag={tag} children=1"), "handoff");
+    params["arguments"]["handoff_after_secs"] = json!(1);
+    let mut response = http
+        .modern(1, "tools/call", params)
+        .send()
+        .await
+        .expect("send");
+    let messages = Sse::default().until_response(&mut response, 1).await;
+    drop(response);
+    let handed_off = &messages.last().expect("the answer")["result"]["structuredContent"];
+    assert_eq!(handed_off["status"], "running", "{handed_off:#}");
+    let job = handed_off["job_id"].as_str().expect("a job id").to_owned();
+    assert!(!tagged_pids(&tag).is_empty(), "the job still runs");
+
+    let cancel = json!({"name": "job_cancel", "arguments": {"job_id": job}});
+    let mut cancelled = http
+        .modern(2, "tools/call", cancel)
+        .send()
+        .await
+        .expect("send");
+    Sse::default().until_response(&mut cancelled, 2).await;
+    wait_until("the job's processes are gone", || {
+        tagged_pids(&tag).is_empty()
+    })
+    .await;
+}
