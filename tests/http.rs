@@ -497,3 +497,61 @@ async fn a_call_handed_off_as_a_job_outlives_its_stream_until_job_cancel() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dashboard_at_the_root_logs_in_with_its_printed_url_not_the_bearer_token() {
+    let http = Http::start(http_server().env("CAM_HTTP_TOKEN", "right-token")).await;
+    let mut login = String::new();
+    wait_until("the server prints the dashboard's URL", || {
+        let stderr = http.server.stderr();
+        login = stderr
+            .split("dashboard: ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_default()
+            .to_owned();
+        !login.is_empty()
+    })
+    .await;
+    let root = login.split_once("/?").expect("a login URL").0.to_owned() + "/";
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+
+    let bearer_only = client.get(&root).bearer_auth("right-token").send().await;
+    assert_eq!(
+        bearer_only.expect("send").status(),
+        StatusCode::UNAUTHORIZED,
+        "the bearer token is no dashboard login"
+    );
+    let logged_in = client.get(&login).send().await.expect("send");
+    assert_eq!(logged_in.status(), StatusCode::SEE_OTHER);
+    let cookie = logged_in.headers()["set-cookie"]
+        .to_str()
+        .expect("ascii")
+        .split(';')
+        .next()
+        .expect("a cookie")
+        .to_owned();
+    let page = client
+        .get(&root)
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(page.status(), StatusCode::OK);
+    assert!(page.text().await.expect("body").contains("<html"));
+
+    let mcp_with_cookie = http
+        .modern(1, "server/discover", json!({}))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        mcp_with_cookie.status(),
+        StatusCode::UNAUTHORIZED,
+        "/mcp still needs the bearer token"
+    );
+}

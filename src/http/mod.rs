@@ -5,7 +5,9 @@
 //! (`Mcp-Session-Id`), 2026-07-28 requests are served statelessly. Every session and request
 //! shares the one [`AgentServer`] (engine, jobs, limits). Around it, outermost first: `guard`
 //! (Host and Origin: DNS-rebinding protection), `auth` (the bearer token, when one is set),
-//! `limits` (body size, requests in flight, open streams).
+//! `limits` (body size, requests in flight, open streams). The dashboard is served at `/` beside
+//! it, behind `guard` and its own one-time login (a browser cannot send the bearer token); its
+//! URL goes to stderr.
 //!
 //! Cancelling: on 2026-07-28 closing a request's stream is the cancel, so its run stops (unless
 //! handed off as a job). On 2025-11-25 a dropped stream is not a cancel (the spec lets the
@@ -21,7 +23,7 @@ mod guard;
 mod limits;
 mod service;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
@@ -37,6 +39,7 @@ use self::guard::{Allowed, BadOrigin};
 use self::limits::Limits;
 use self::service::Shared;
 use crate::args::HttpArgs;
+use crate::dashboard::DashboardState;
 use crate::server::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 
 /// Where MCP is served; `/` stays free for another router (the dashboard).
@@ -59,6 +62,8 @@ pub enum SettingsError {
 #[derive(Debug)]
 pub struct Settings {
     addr: SocketAddr,
+    /// `--http-allowed-host` names: the dashboard answers to them too.
+    extra_hosts: Vec<String>,
     token: Option<Arc<Token>>,
     allowed: Arc<Allowed>,
     limits: Arc<Limits>,
@@ -73,6 +78,7 @@ impl Settings {
         }
         Ok(Self {
             addr,
+            extra_hosts: args.allowed_hosts.clone(),
             token: token.map(Arc::new),
             allowed: Arc::new(Allowed::new(
                 addr,
@@ -108,7 +114,8 @@ pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle
     };
     let bound = listener.local_addr().unwrap_or(settings.addr);
     let streams = CancellationToken::new();
-    let app = router(server, &settings, streams.clone());
+    let dashboard = dashboard(&server, &settings, bound, &streams);
+    let app = router(server, &settings, streams.clone(), dashboard);
     let url = format!("http://{bound}{MCP_PATH}");
     let token = settings.token.is_some();
     tracing::info!(%url, token, "listening");
@@ -145,8 +152,57 @@ pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle
     EXIT_OK
 }
 
-/// `/mcp` behind the guard, the token and the limits.
-fn router(server: AgentServer, settings: &Settings, streams: CancellationToken) -> Router {
+/// The dashboard for `/`, when the job store is usable; its login URL goes to stderr.
+fn dashboard(
+    server: &AgentServer,
+    settings: &Settings,
+    bound: SocketAddr,
+    streams: &CancellationToken,
+) -> Option<DashboardState> {
+    let store = match server.jobs.store() {
+        Ok(store) => store.clone(),
+        Err(error) => {
+            tracing::warn!(%error, "no dashboard at /: the job store is unusable");
+            return None;
+        }
+    };
+    let port = bound.port();
+    let ip = match bound.ip() {
+        ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        ip => ip,
+    };
+    let shown = SocketAddr::new(ip, port);
+    // The Host values a browser sends for this server.
+    let mut hosts = vec![shown.to_string(), format!("localhost:{port}")];
+    hosts.extend(
+        settings
+            .extra_hosts
+            .iter()
+            .map(|host| match host.contains(':') {
+                true => host.clone(),
+                false => format!("{host}:{port}"),
+            }),
+    );
+    match DashboardState::new(store, hosts, streams.clone()) {
+        Ok(state) => {
+            eprintln!("dashboard: http://{shown}{}", state.login_path());
+            Some(state)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "no dashboard at /");
+            None
+        }
+    }
+}
+
+/// `/mcp` behind the guard, the token and the limits; the dashboard beside it behind the guard
+/// and its own session (a browser cannot send the bearer token).
+fn router(
+    server: AgentServer,
+    settings: &Settings,
+    streams: CancellationToken,
+    dashboard: Option<DashboardState>,
+) -> Router {
     let shared = Shared {
         agents: Arc::new(server),
         fixtures: settings.fixtures,
@@ -173,6 +229,9 @@ fn router(server: AgentServer, settings: &Settings, streams: CancellationToken) 
             token.clone(),
             auth::require,
         ));
+    }
+    if let Some(state) = dashboard {
+        mcp = mcp.merge(crate::dashboard::router(state));
     }
     mcp.layer(axum::middleware::from_fn_with_state(
         settings.allowed.clone(),
