@@ -21,7 +21,11 @@ pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
     })?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_target(false);
+        .with_target(false)
+        // A failed write would be reported with `eprint!`, which panics when stderr is closed
+        // (a host that stopped reading it): the task that logged, signal handling included,
+        // would die with it.
+        .log_internal_errors(false);
     match &args.log_file {
         Some(path) => {
             let file = OpenOptions::new()

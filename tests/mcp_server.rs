@@ -674,6 +674,19 @@ async fn sigterm_answers_the_calls_it_cancels_when_the_client_is_still_reading()
     assert_eq!(server.wait_exit(SHUTDOWN_BOUND).await.code(), Some(0));
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_a_server_whose_stderr_nobody_reads_any_more() {
+    // Its logs fail to be written: that must not take the signal handling down with them.
+    let mut server = Server::builder().stderr_closed().spawn();
+    server.initialize().await;
+    let calls = start_hanging_calls(&mut server, "children=1").await;
+    server.signal(Signal::SIGTERM);
+    assert_eq!(server.wait_exit(SHUTDOWN_BOUND).await.code(), Some(0));
+    for (_, tag) in &calls {
+        assert_none_tagged(tag);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Failure isolation (REFACTOR_SPEC L5, L6)
 

@@ -58,9 +58,16 @@ pub struct Builder {
     command: Command,
     /// The server's own job store, removed with it, unless the test names one.
     state: Option<TempDir>,
+    /// Close the reading end of the server's stderr at once, as a host that stopped reading.
+    stderr_closed: bool,
 }
 
 impl Builder {
+    pub fn stderr_closed(mut self) -> Self {
+        self.stderr_closed = true;
+        self
+    }
+
     pub fn arg(mut self, arg: impl AsRef<std::ffi::OsStr>) -> Self {
         self.command.arg(arg);
         self
@@ -120,7 +127,11 @@ impl Builder {
         let (count_tx, count) = watch::channel(0usize);
         tokio::spawn(read_messages(stdout, inbox.clone(), count_tx));
         let stderr_text = Arc::new(Mutex::new(String::new()));
-        tokio::spawn(read_stderr(stderr, stderr_text.clone()));
+        if self.stderr_closed {
+            drop(stderr);
+        } else {
+            tokio::spawn(read_stderr(stderr, stderr_text.clone()));
+        }
         Server {
             pid: child.id().map_or(0, |pid| pid as i32),
             child,
@@ -224,6 +235,7 @@ impl Server {
         Builder {
             command,
             state: Some(state),
+            stderr_closed: false,
         }
     }
 
