@@ -127,10 +127,17 @@ impl RunSweep {
         stat.pgrp == self.leader || stat.session == self.leader
     }
 
-    /// Whether the process at `pid` belongs to the run, judged afresh.
-    fn owns(&self, pid: Pid) -> bool {
-        ProcStat::read(pid).is_some_and(|stat| self.in_group_or_session(&stat))
-            || marker_entry(pid).as_ref() == Some(&self.marker)
+    /// Whether the process at `pid` belongs to the run, judged afresh: `None` when its
+    /// environment reads empty, as in the middle of an exec.
+    fn owns(&self, pid: Pid) -> Option<bool> {
+        if ProcStat::read(pid).is_some_and(|stat| self.in_group_or_session(&stat)) {
+            return Some(true);
+        }
+        match read_marker(pid) {
+            MarkerRead::Entry(entry) => Some(entry == self.marker),
+            MarkerRead::Absent => Some(false),
+            MarkerRead::Unsure => None,
+        }
     }
 
     /// One round over a snapshot: kill what lives, reap what died. True while anything of the
@@ -150,10 +157,20 @@ impl RunSweep {
                 continue;
             }
             if !stat.is_zombie() {
-                if !self.killed.contains_key(&stat.pid)
-                    && let Some(pidfd) = kill_if(stat.pid, |pid| self.owns(pid))
-                {
-                    self.killed.insert(stat.pid, pidfd);
+                if !self.killed.contains_key(&stat.pid) {
+                    let mut unsure = false;
+                    let killed = kill_if(stat.pid, |pid| {
+                        let owns = self.owns(pid);
+                        unsure = owns.is_none();
+                        owns == Some(true)
+                    });
+                    match killed {
+                        Some(pidfd) => {
+                            self.killed.insert(stat.pid, pidfd);
+                        }
+                        // Ours in the snapshot, unreadable now: an exec, perhaps. Look again.
+                        None => pending |= unsure && Instant::now() < self.unsure_until,
+                    }
                 }
             } else if stat.ppid == me {
                 // Our zombie child: only we can reap it, so the pid is still this one.
