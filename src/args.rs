@@ -3,9 +3,12 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use std::collections::HashMap;
+
+use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
-use cli_agent_engine::{AgentKind, EngineConfig, Permission};
+use cli_agent_engine::{EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
 use crate::server::SigintMode;
@@ -52,18 +55,6 @@ impl Command {
 /// Settings of the engine, shared by every command.
 #[derive(Args, Debug)]
 pub struct EngineArgs {
-    /// The codex binary (default: `codex` on PATH).
-    #[arg(long, env = "CAM_CODEX_BIN", global = true, value_name = "PATH")]
-    pub codex_bin: Option<PathBuf>,
-    /// The claude binary (default: `claude` on PATH).
-    #[arg(long, env = "CAM_CLAUDE_BIN", global = true, value_name = "PATH")]
-    pub claude_bin: Option<PathBuf>,
-    /// The gemini binary (default: `gemini` on PATH).
-    #[arg(long, env = "CAM_GEMINI_BIN", global = true, value_name = "PATH")]
-    pub gemini_bin: Option<PathBuf>,
-    /// The opencode binary (default: `opencode` on PATH).
-    #[arg(long, env = "CAM_OPENCODE_BIN", global = true, value_name = "PATH")]
-    pub opencode_bin: Option<PathBuf>,
     /// A run's total time limit when its request gives none.
     #[arg(
         long,
@@ -108,16 +99,8 @@ pub struct EngineArgs {
 }
 
 impl EngineArgs {
-    pub fn config(&self) -> EngineConfig {
-        let binaries = [
-            (AgentKind::Codex, &self.codex_bin),
-            (AgentKind::Claude, &self.claude_bin),
-            (AgentKind::Gemini, &self.gemini_bin),
-            (AgentKind::Opencode, &self.opencode_bin),
-        ]
-        .into_iter()
-        .filter_map(|(agent, bin)| Some((agent, bin.clone()?)))
-        .collect();
+    /// The engine's settings, with the binaries given by `--<cli>-bin` or `CAM_<CLI>_BIN`.
+    pub fn config(&self, binaries: HashMap<String, PathBuf>) -> EngineConfig {
         EngineConfig {
             binaries,
             total_timeout: Duration::from_secs(self.default_timeout_secs),
@@ -129,6 +112,61 @@ impl EngineArgs {
             ..EngineConfig::default()
         }
     }
+}
+
+/// The command line as parsed, with what clap's derive cannot hold: one `--<cli>-bin` per
+/// CLI of the registry.
+pub struct Parsed {
+    pub cli: Cli,
+    pub matches: ArgMatches,
+}
+
+impl Parsed {
+    /// The binaries given on the command line or in the environment, by CLI name.
+    pub fn binaries(&self) -> HashMap<String, PathBuf> {
+        BUILTINS
+            .iter()
+            .filter_map(|cli| {
+                let bin = self.matches.get_one::<PathBuf>(&bin_arg_id(*cli))?;
+                Some((cli.name().to_owned(), bin.clone()))
+            })
+            .collect()
+    }
+}
+
+/// Parse the process's arguments; on an error or `--help`, print and exit as clap does.
+pub fn parse() -> Parsed {
+    let matches = command().get_matches();
+    match Cli::from_arg_matches(&matches) {
+        Ok(cli) => Parsed { cli, matches },
+        Err(error) => error.exit(),
+    }
+}
+
+/// The derived command plus the arguments each CLI of the registry brings.
+pub fn command() -> clap::Command {
+    BUILTINS
+        .iter()
+        .fold(Cli::command(), |command, cli| command.arg(bin_arg(*cli)))
+}
+
+/// `--<cli>-bin PATH`, also `CAM_<CLI>_BIN`.
+fn bin_arg(cli: &dyn AgentCli) -> Arg {
+    let name = cli.name();
+    Arg::new(bin_arg_id(cli))
+        .long(format!("{name}-bin"))
+        .env(cli_agent_engine::agent::env_var(name, "BIN"))
+        .global(true)
+        .value_name("PATH")
+        .value_parser(clap::value_parser!(PathBuf))
+        .help(format!(
+            "The {name} binary (default: `{}` on PATH)",
+            cli.binary()
+        ))
+}
+
+pub fn bin_arg_id(cli: &dyn AgentCli) -> String {
+    format!("{}_bin", cli.name())
 }
 
 #[derive(Args, Debug)]
@@ -143,8 +181,8 @@ pub struct LoggingArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// codex, claude, gemini or opencode.
-    pub agent: AgentKind,
+    /// The agent: codex, claude, gemini, opencode or a custom agent of the config file.
+    pub agent: String,
     /// What the agent should do; `-` reads it from stdin.
     pub prompt: String,
     /// The agent's working directory (default: the current one). Any directory: --allow-root
@@ -218,9 +256,9 @@ pub struct JobsListArgs {
     /// queued, running, completed, failed, cancelled, timed_out or interrupted.
     #[arg(long)]
     pub status: Option<JobStatus>,
-    /// codex, claude, gemini or opencode.
+    /// Only jobs of this agent.
     #[arg(long)]
-    pub agent: Option<AgentKind>,
+    pub agent: Option<String>,
     /// Only jobs that ran in this directory.
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
@@ -234,7 +272,7 @@ pub struct JobsListArgs {
 pub struct ServeArgs {
     /// Offer only these tools (comma-separated: codex,claude,gemini,opencode).
     #[arg(long, env = "CAM_ENABLE", value_delimiter = ',', value_name = "AGENTS")]
-    pub enable: Vec<AgentKind>,
+    pub enable: Vec<String>,
     /// Do not offer these tools (comma-separated).
     #[arg(
         long,
@@ -242,7 +280,7 @@ pub struct ServeArgs {
         value_delimiter = ',',
         value_name = "AGENTS"
     )]
-    pub disable: Vec<AgentKind>,
+    pub disable: Vec<String>,
     /// What SIGINT does: `cancel` stops the active calls and keeps serving (idle: exits);
     /// `cancel-then-exit` also exits on a second SIGINT within 2 s; `exit` shuts down.
     #[arg(

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, EngineConfig, SetupError, find_cli};
+use cli_agent_engine::{Agent, EngineConfig, SetupError, find_cli};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::Serialize;
@@ -17,7 +17,9 @@ const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
 /// What doctor found out about one CLI.
 #[derive(Debug, Serialize)]
 pub struct CliReport {
-    pub agent: AgentKind,
+    pub agent: Agent,
+    /// The CLI it runs: the agent's own name, or a custom agent's base.
+    pub cli: &'static str,
     pub state: State,
     pub path: Option<PathBuf>,
     pub version: Option<String>,
@@ -54,9 +56,9 @@ impl State {
     }
 }
 
-/// Check every CLI, print the report, and exit 0 when at least one is usable.
-pub async fn run(config: EngineConfig, json: bool) -> u8 {
-    let reports = check_all(&config).await;
+/// Check every agent's CLI, print the report, and exit 0 when at least one is usable.
+pub async fn run(config: EngineConfig, agents: &[Agent], json: bool) -> u8 {
+    let reports = check_all(&config, agents).await;
     if json {
         match serde_json::to_string_pretty(&reports) {
             Ok(text) => println!("{text}"),
@@ -72,21 +74,23 @@ pub async fn run(config: EngineConfig, json: bool) -> u8 {
     }
 }
 
-async fn check_all(config: &EngineConfig) -> Vec<CliReport> {
+pub(crate) async fn check_all(config: &EngineConfig, agents: &[Agent]) -> Vec<CliReport> {
     let mut checks = JoinSet::new();
-    for agent in AgentKind::ALL {
+    for &agent in agents {
         let found = find_cli(agent, config);
         checks.spawn(async move { check(agent, found).await });
     }
     let mut reports = checks.join_all().await;
-    reports.sort_by_key(|report| AgentKind::ALL.iter().position(|a| *a == report.agent));
+    reports.sort_by_key(|report| agents.iter().position(|a| *a == report.agent));
     reports
 }
 
-async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliReport {
-    let verified_version = agent.verified_version();
+async fn check(agent: Agent, found: Result<PathBuf, SetupError>) -> CliReport {
+    let cli = agent.cli();
+    let verified_version = cli.verified_version();
     let mut report = CliReport {
         agent,
+        cli: cli.name(),
         state: State::Missing,
         path: None,
         version: None,
@@ -107,10 +111,11 @@ async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliRepor
                 State::Verified
             } else {
                 report.advice = Some(format!(
-                    "cli-agent-mcp is verified with {agent} {verified_version}; {version} may \
+                    "cli-agent-mcp is verified with {} {verified_version}; {version} may \
                      print events it does not know (they are skipped and counted in \
                      `warnings`). Install the verified one with `npm install -g {}@{verified_version}`",
-                    agent.npm_package()
+                    cli.name(),
+                    cli.npm_package()
                 ));
                 State::Unverified
             };
@@ -122,25 +127,26 @@ async fn check(agent: AgentKind, found: Result<PathBuf, SetupError>) -> CliRepor
                 "`{} --version` {problem}: reinstall it with `npm install -g {}@{verified_version}` \
                  or point {} at a working binary",
                 path.display(),
-                agent.npm_package(),
-                agent.bin_env_var()
+                cli.npm_package(),
+                agent.bin_setting()
             ));
         }
     }
     report
 }
 
-fn missing_advice(agent: AgentKind, error: &SetupError) -> String {
+fn missing_advice(agent: Agent, error: &SetupError) -> String {
     let install = format!(
         "`npm install -g {}@{}`",
-        agent.npm_package(),
-        agent.verified_version()
+        agent.cli().npm_package(),
+        agent.cli().verified_version()
     );
     match error {
         // The engine's message quotes the whole PATH; a report line needs less.
-        SetupError::CliNotFound { env_var, .. } => format!(
-            "`{agent}` is not on PATH: install it with {install}, or set {env_var} (or \
-             --{agent}-bin) to its binary"
+        SetupError::CliNotFound {
+            binary, setting, ..
+        } => format!(
+            "`{binary}` is not on PATH: install it with {install}, or set {setting} to its binary"
         ),
         other => format!("{other}; the verified version installs with {install}"),
     }

@@ -86,7 +86,7 @@ fn list(store: &Store, args: JobsListArgs, json: bool) -> Result<(), CommandErro
             "{:<20}  {:<11}  {:<8}  {:>7}  {:>6}  {}  {}",
             job.id.as_str(),
             job.status.name(),
-            job.agent.name(),
+            &job.agent,
             ago(now, job.created_ms),
             took(job, now),
             job.workspace.display(),

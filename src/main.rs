@@ -5,15 +5,16 @@ mod doctor;
 mod jobs;
 mod jobs_command;
 mod logging;
+#[cfg(test)]
+mod registry_tests;
 mod run_command;
 mod server;
 
 use std::process::ExitCode;
 
-use clap::Parser;
 use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, run_guardian};
 
-use crate::args::{Cli, Command};
+use crate::args::Command;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
@@ -21,7 +22,9 @@ fn main() -> ExitCode {
         return guard(args.next());
     }
     return_large_blocks_when_freed();
-    let cli = Cli::parse();
+    let parsed = args::parse();
+    let binaries = parsed.binaries();
+    let cli = parsed.cli;
     let command = cli.command.unwrap_or(Command::Serve(cli.serve));
     if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
@@ -40,12 +43,16 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = cli.engine.config();
+    let config = cli.engine.config(binaries);
+    let agents: Vec<_> = cli_agent_engine::clis::builtin_agents().collect();
     let code = runtime.block_on(async move {
         match command {
-            Command::Serve(args) => server::serve(args, config).await,
-            Command::Run(args) => run_command::run(args, config).await,
-            Command::Doctor(args) => doctor::run(config, args.json).await,
+            Command::Serve(args) => {
+                let offers = agents.iter().copied().map(server::Offer::from).collect();
+                server::serve(args, config, offers).await
+            }
+            Command::Run(args) => run_command::run(args, config, &agents).await,
+            Command::Doctor(args) => doctor::run(config, &agents, args.json).await,
             Command::Jobs(args) => jobs_command::run(args),
         }
     });

@@ -6,7 +6,7 @@ use std::io::{IsTerminal, Read, Write};
 use cli_agent_engine::process::become_subreaper;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
-    AgentEvent, AgentKind, Engine, EngineConfig, Outcome, Prepared, RunRequest, Status,
+    Agent, AgentEvent, Engine, EngineConfig, Outcome, Prepared, RunRequest, Status,
 };
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -21,8 +21,8 @@ const EXIT_TIMED_OUT: u8 = 124;
 const EXIT_SIGINT: u8 = 130;
 const EXIT_SIGTERM: u8 = 143;
 
-pub async fn run(args: RunArgs, config: EngineConfig) -> u8 {
-    let request = match request(&args) {
+pub async fn run(args: RunArgs, config: EngineConfig, agents: &[Agent]) -> u8 {
+    let request = match request(&args, agents) {
         Ok(request) => request,
         Err(message) => {
             eprintln!("error: {message}");
@@ -82,7 +82,8 @@ pub async fn run(args: RunArgs, config: EngineConfig) -> u8 {
     }
 }
 
-fn request(args: &RunArgs) -> Result<RunRequest, String> {
+fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
+    let agent = cli_agent_engine::agent::find(agents, &args.agent).map_err(|e| e.to_string())?;
     let prompt = if args.prompt == "-" {
         let mut prompt = String::new();
         std::io::stdin()
@@ -98,7 +99,7 @@ fn request(args: &RunArgs) -> Result<RunRequest, String> {
             format!("cannot read the current directory: {error}; pass --workspace")
         })?,
     };
-    let mut request = RunRequest::new(args.agent, prompt, workspace);
+    let mut request = RunRequest::new(agent, prompt, workspace);
     request.permission = args.permission;
     request.model = args.model.clone();
     request.session_id = args.session_id.clone();
@@ -216,13 +217,13 @@ impl Recording {
 
 /// Event lines on stderr: one per event, or one live line rewritten in place on a terminal.
 struct StatusLine {
-    agent: AgentKind,
+    agent: Agent,
     live: bool,
     shown: bool,
 }
 
 impl StatusLine {
-    fn new(agent: AgentKind) -> Self {
+    fn new(agent: Agent) -> Self {
         Self {
             agent,
             live: std::io::stderr().is_terminal(),

@@ -6,17 +6,17 @@ mod real;
 
 use std::process::{Command, Output, Stdio};
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::{Agent, clis};
 use serde_json::Value;
 
 /// `doctor --json` with every CLI pointed at `bin(agent)` and a PATH that holds none of them.
-fn doctor(bin: impl Fn(AgentKind) -> String, extra_env: &[(&str, &str)]) -> (Output, Vec<Value>) {
+fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Vec<Value>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
     cmd.args(["doctor", "--json"])
         .env("PATH", "/usr/bin:/bin")
         .stdin(Stdio::null());
-    for agent in AgentKind::ALL {
-        cmd.env(agent.bin_env_var(), bin(agent));
+    for agent in clis::builtin_agents() {
+        cmd.env(agent.env_var("BIN"), bin(agent));
     }
     for (key, value) in extra_env {
         cmd.env(key, value);
@@ -27,11 +27,11 @@ fn doctor(bin: impl Fn(AgentKind) -> String, extra_env: &[(&str, &str)]) -> (Out
     (output, reports)
 }
 
-fn fake(agent: AgentKind) -> String {
+fn fake(agent: Agent) -> String {
     common::fake_bin(agent).display().to_string()
 }
 
-fn report(reports: &[Value], agent: AgentKind) -> &Value {
+fn report(reports: &[Value], agent: Agent) -> &Value {
     reports
         .iter()
         .find(|report| report["agent"] == agent.name())
@@ -42,10 +42,14 @@ fn report(reports: &[Value], agent: AgentKind) -> &Value {
 fn verified_versions_are_reported_ok() {
     let (output, reports) = doctor(fake, &[]);
     assert!(output.status.success(), "{output:?}");
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let report = report(&reports, agent);
         assert_eq!(report["state"], "verified", "{report}");
-        assert_eq!(report["version"], agent.verified_version(), "{report}");
+        assert_eq!(
+            report["version"],
+            agent.cli().verified_version(),
+            "{report}"
+        );
         assert_eq!(report["path"], fake(agent), "{report}");
     }
 }
@@ -54,7 +58,7 @@ fn verified_versions_are_reported_ok() {
 fn an_unverified_version_is_usable_with_a_warning() {
     let (output, reports) = doctor(fake, &[("FAKE_CLI_VERSION", "9.9.9")]);
     assert!(output.status.success(), "{output:?}");
-    let report = report(&reports, AgentKind::Gemini);
+    let report = report(&reports, clis::GEMINI);
     assert_eq!(report["state"], "unverified", "{report}");
     assert_eq!(report["version"], "9.9.9");
     let advice = report["advice"].as_str().unwrap_or_default();
@@ -64,21 +68,21 @@ fn an_unverified_version_is_usable_with_a_warning() {
 #[test]
 fn missing_and_broken_clis_say_what_to_do_and_fail_when_none_is_usable() {
     let (output, reports) = doctor(
-        |agent| match agent {
-            AgentKind::Claude => "/bin/false".to_owned(),
+        |agent| match agent.name() {
+            "claude" => "/bin/false".to_owned(),
             _ => format!("/nonexistent/{agent}"),
         },
         &[],
     );
     assert_eq!(output.status.code(), Some(1), "{output:?}");
-    let missing = report(&reports, AgentKind::Codex);
+    let missing = report(&reports, clis::CODEX);
     assert_eq!(missing["state"], "missing", "{missing}");
     let advice = missing["advice"].as_str().unwrap_or_default();
     assert!(
         advice.contains("CAM_CODEX_BIN") && advice.contains("npm install -g @openai/codex@0.169.0"),
         "{advice}"
     );
-    let broken = report(&reports, AgentKind::Claude);
+    let broken = report(&reports, clis::CLAUDE);
     assert_eq!(broken["state"], "broken", "{broken}");
     assert!(
         broken["advice"]
@@ -93,7 +97,7 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
         .arg("doctor")
         .env("PATH", "/usr/bin:/bin")
-        .env("CAM_CODEX_BIN", fake(AgentKind::Codex))
+        .env("CAM_CODEX_BIN", fake(clis::CODEX))
         .env("CAM_CLAUDE_BIN", "/nonexistent/claude")
         .env_remove("CAM_GEMINI_BIN")
         .env_remove("CAM_OPENCODE_BIN")
@@ -109,8 +113,7 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
 
 #[test]
 fn the_installed_real_clis_are_the_verified_versions() {
-    let Some(bins) = AgentKind::ALL
-        .into_iter()
+    let Some(bins) = clis::builtin_agents()
         .map(|agent| real::installed(agent).map(|bin| (agent, bin)))
         .collect::<Option<Vec<_>>>()
     else {
@@ -126,7 +129,7 @@ fn the_installed_real_clis_are_the_verified_versions() {
         &[],
     );
     assert!(output.status.success(), "{output:?}");
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         assert_eq!(report(&reports, agent)["state"], "verified", "{reports:#?}");
     }
 }

@@ -7,14 +7,15 @@ mod common;
 use std::time::Duration;
 
 use cli_agent_engine::{
-    AgentEvent, AgentKind, Engine, EngineConfig, ErrorKind, Outcome, RunRequest, SetupError, Status,
+    Agent, AgentEvent, Engine, EngineConfig, ErrorKind, Outcome, RunRequest, SetupError, Status,
+    clis,
 };
 use common::{TempDir, assert_none_tagged, fake_config, unique, wait_for_tagged};
 use tokio_util::sync::CancellationToken;
 
 async fn run_with(
     config: EngineConfig,
-    agent: AgentKind,
+    agent: Agent,
     prompt: impl Into<String>,
     cancel: CancellationToken,
 ) -> Outcome {
@@ -31,17 +32,12 @@ async fn run_with(
         .expect("the run starts")
 }
 
-async fn run(agent: AgentKind, prompt: &str) -> Outcome {
+async fn run(agent: Agent, prompt: &str) -> Outcome {
     run_with(fake_config(), agent, prompt, CancellationToken::new()).await
 }
 
 /// Start a run in the background and wait until its tagged descendants are all up.
-async fn start_then_cancel(
-    agent: AgentKind,
-    prompt: &str,
-    tag: &str,
-    descendants: usize,
-) -> Outcome {
+async fn start_then_cancel(agent: Agent, prompt: &str, tag: &str, descendants: usize) -> Outcome {
     let cancel = CancellationToken::new();
     let handle = tokio::spawn(run_with(
         fake_config(),
@@ -58,7 +54,7 @@ async fn start_then_cancel(
 async fn no_descendant_survives_a_normal_exit() {
     let tag = unique("exit");
     let outcome = run(
-        AgentKind::Codex,
+        clis::CODEX,
         &format!("children=2 session-child daemon tag={tag}"),
     )
     .await;
@@ -69,7 +65,7 @@ async fn no_descendant_survives_a_normal_exit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_descendant_survives_a_cancel_in_any_dialect() {
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let tag = unique(agent.name());
         let prompt = format!("hang children=2 session-child daemon tag={tag}");
         let outcome = start_then_cancel(agent, &prompt, &tag, 4).await;
@@ -85,7 +81,7 @@ async fn no_descendant_survives_a_total_timeout() {
     let mut config = fake_config();
     config.total_timeout = Duration::from_secs(2);
     let prompt = format!("hang children=1 session-child daemon tag={tag}");
-    let outcome = run_with(config, AgentKind::Gemini, &prompt, CancellationToken::new()).await;
+    let outcome = run_with(config, clis::GEMINI, &prompt, CancellationToken::new()).await;
     assert_eq!(outcome.status, Status::TimedOut, "{outcome:?}");
     assert_eq!(outcome.error.map(|e| e.kind), Some(ErrorKind::TotalTimeout));
     assert_none_tagged(&tag);
@@ -98,7 +94,7 @@ async fn idle_timeout_fires_when_no_event_arrives_and_names_itself() {
     config.idle_timeout = Some(Duration::from_secs(2));
     let outcome = run_with(
         config,
-        AgentKind::Opencode,
+        clis::OPENCODE,
         &format!("hang session-child tag={tag}"),
         CancellationToken::new(),
     )
@@ -114,7 +110,7 @@ async fn idle_timeout_fires_when_no_event_arrives_and_names_itself() {
 async fn a_stubborn_cli_and_stubborn_children_die_after_the_grace() {
     let tag = unique("stubborn");
     let prompt = format!("hang ignore-signals stubborn-children=2 tag={tag}");
-    let outcome = start_then_cancel(AgentKind::Claude, &prompt, &tag, 2).await;
+    let outcome = start_then_cancel(clis::CLAUDE, &prompt, &tag, 2).await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:?}");
     assert_eq!(
         outcome.exit_signal,
@@ -127,7 +123,7 @@ async fn a_stubborn_cli_and_stubborn_children_die_after_the_grace() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_grandchild_holding_stdout_cannot_hang_the_run() {
     let tag = unique("holder");
-    let outcome = run(AgentKind::Codex, &format!("hold-stdout tag={tag}")).await;
+    let outcome = run(clis::CODEX, &format!("hold-stdout tag={tag}")).await;
     assert_eq!(outcome.status, Status::Completed, "{outcome:?}");
     assert_eq!(outcome.answer, "hello from fake codex");
     assert_none_tagged(&tag);
@@ -140,13 +136,13 @@ async fn cancelling_one_run_lets_a_concurrent_one_finish() {
     let doomed_cancel = CancellationToken::new();
     let doomed = tokio::spawn(run_with(
         fake_config(),
-        AgentKind::Codex,
+        clis::CODEX,
         format!("hang children=1 session-child tag={doomed_tag}"),
         doomed_cancel.clone(),
     ));
     let survivor = tokio::spawn(run_with(
         fake_config(),
-        AgentKind::Claude,
+        clis::CLAUDE,
         format!("stream=3 children=1 session-child answer=still_here tag={survivor_tag}"),
         CancellationToken::new(),
     ));
@@ -174,7 +170,7 @@ async fn cancelling_one_run_lets_a_concurrent_one_finish() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_8_mib_answer_arrives_whole_in_every_dialect() {
     const SIZE: usize = 8 * 1024 * 1024;
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let outcome = run(agent, &format!("answer-bytes={SIZE}")).await;
         assert_eq!(outcome.status, Status::Completed, "{agent}");
         assert_eq!(outcome.answer.len(), SIZE, "{agent}");
@@ -188,7 +184,7 @@ async fn a_line_over_the_cap_fails_the_run_instead_of_dropping_it() {
     config.max_line_bytes = 1024 * 1024;
     let outcome = run_with(
         config,
-        AgentKind::Codex,
+        clis::CODEX,
         "answer-bytes=2000000",
         CancellationToken::new(),
     )
@@ -201,7 +197,7 @@ async fn a_line_over_the_cap_fails_the_run_instead_of_dropping_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn garbage_unknown_events_and_invalid_utf8_are_counted_not_fatal() {
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let outcome = run(agent, "garbage").await;
         assert_eq!(outcome.status, Status::Completed, "{agent}");
         let warnings = outcome.warnings.join("\n");
@@ -216,7 +212,7 @@ async fn garbage_unknown_events_and_invalid_utf8_are_counted_not_fatal() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_50_mb_stderr_flood_neither_blocks_the_cli_nor_fills_memory() {
-    let outcome = run(AgentKind::Gemini, "stderr-bytes=50000000").await;
+    let outcome = run(clis::GEMINI, "stderr-bytes=50000000").await;
     assert_eq!(outcome.status, Status::Completed, "{outcome:?}");
     assert!(!outcome.stderr_tail.is_empty());
     assert!(outcome.stderr_tail.len() < 64 * 1024);
@@ -224,7 +220,7 @@ async fn a_50_mb_stderr_flood_neither_blocks_the_cli_nor_fills_memory() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_fails_with_the_exit_code_and_the_stderr_message() {
-    let outcome = run(AgentKind::Opencode, "crash=config_file_is_broken").await;
+    let outcome = run(clis::OPENCODE, "crash=config_file_is_broken").await;
     assert_eq!(
         (outcome.status, outcome.exit_code),
         (Status::Failed, Some(3))
@@ -240,11 +236,7 @@ async fn a_crash_fails_with_the_exit_code_and_the_stderr_message() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reported_failure_is_failed_even_when_the_exit_code_is_zero() {
-    let outcome = run(
-        AgentKind::Gemini,
-        "fail=API_Error:_429_Too_Many_Requests exit=0",
-    )
-    .await;
+    let outcome = run(clis::GEMINI, "fail=API_Error:_429_Too_Many_Requests exit=0").await;
     assert_eq!(
         (outcome.status, outcome.exit_code),
         (Status::Failed, Some(0))
@@ -254,7 +246,7 @@ async fn a_reported_failure_is_failed_even_when_the_exit_code_is_zero() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_success_event_stands_even_when_the_exit_code_is_not_zero() {
-    let outcome = run(AgentKind::Codex, "exit=1").await;
+    let outcome = run(clis::CODEX, "exit=1").await;
     assert_eq!(
         (outcome.status, outcome.exit_code),
         (Status::Completed, Some(1))
@@ -270,11 +262,7 @@ async fn a_success_event_stands_even_when_the_exit_code_is_not_zero() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_lingering_after_its_turn_is_torn_down_and_keeps_its_answer() {
     let tag = unique("linger");
-    let outcome = run(
-        AgentKind::Claude,
-        &format!("linger=600 session-child tag={tag}"),
-    )
-    .await;
+    let outcome = run(clis::CLAUDE, &format!("linger=600 session-child tag={tag}")).await;
     assert_eq!(
         (outcome.status, outcome.answer.as_str()),
         (Status::Completed, "hello from fake claude")
@@ -288,7 +276,7 @@ async fn events_reach_the_observer_as_they_are_parsed() {
     let workspace = TempDir::new("observer");
     let mut seen = Vec::new();
     let engine = Engine::new(fake_config());
-    let request = RunRequest::new(AgentKind::Codex, "tool reasoning", workspace.path());
+    let request = RunRequest::new(clis::CODEX, "tool reasoning", workspace.path());
     let outcome = engine
         .run(
             request,
@@ -323,7 +311,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
     let engine = Engine::new(fake_config());
     let started = engine
         .run(
-            RunRequest::new(AgentKind::Claude, "hi", first.path()),
+            RunRequest::new(clis::CLAUDE, "hi", first.path()),
             CancellationToken::new(),
             &mut |_: &AgentEvent| {},
         )
@@ -331,7 +319,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
         .expect("first run");
     let session_id = started.session_id.expect("a session id");
 
-    let mut resume = RunRequest::new(AgentKind::Claude, "again", other.path());
+    let mut resume = RunRequest::new(clis::CLAUDE, "again", other.path());
     resume.session_id = Some(session_id.clone());
     let refused = engine
         .run(
@@ -359,7 +347,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_refused_before_anything_starts() {
     let engine = Engine::new(fake_config());
-    let missing = RunRequest::new(AgentKind::Codex, "hi", "/nonexistent/dir");
+    let missing = RunRequest::new(clis::CODEX, "hi", "/nonexistent/dir");
     let error = engine
         .run(missing, CancellationToken::new(), &mut |_: &AgentEvent| {})
         .await
@@ -367,7 +355,7 @@ async fn bad_requests_are_refused_before_anything_starts() {
     assert!(matches!(error, SetupError::WorkspaceMissing(_)), "{error}");
 
     let workspace = TempDir::new("empty");
-    let empty = RunRequest::new(AgentKind::Codex, "  ", workspace.path());
+    let empty = RunRequest::new(clis::CODEX, "  ", workspace.path());
     let error = engine
         .run(empty, CancellationToken::new(), &mut |_: &AgentEvent| {})
         .await

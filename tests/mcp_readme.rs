@@ -11,7 +11,7 @@ mod real;
 use std::path::Path;
 use std::process::Command;
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::clis;
 use common::TempDir;
 use mcp::Server;
 use serde_json::{Value, json};
@@ -196,7 +196,7 @@ fn assert_connected(listing: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
-    let Some(claude) = real::installed(AgentKind::Claude) else {
+    let Some(claude) = real::installed(clis::CLAUDE) else {
         return;
     };
     let home = ClientHome::new();
@@ -222,7 +222,7 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_reads_the_codex_snippet_as_written() {
-    let Some(codex) = real::installed(AgentKind::Codex) else {
+    let Some(codex) = real::installed(clis::CODEX) else {
         return;
     };
     let home = ClientHome::new();

@@ -7,7 +7,7 @@ mod common;
 mod mcp;
 mod real;
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::{Agent, clis};
 use common::wait_until;
 use mcp::{Server, is_error, texts};
 use nix::sys::signal::Signal;
@@ -25,13 +25,13 @@ fn assert_completed(result: &Value) {
 
 /// The mock model, a sandbox for `agent`'s real CLI, and a server that runs it; `None` when
 /// the CLI is not installed.
-async fn serve(agent: AgentKind) -> Option<(MockModel, Sandbox, Server)> {
+async fn serve(agent: Agent) -> Option<(MockModel, Sandbox, Server)> {
     let bin = real::installed(agent)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     // The person running these servers allows `unlimited`, which some CLIs' shell tool needs.
     let mut server = Server::builder()
-        .env(agent.bin_env_var(), &sandbox.wrapper)
+        .env(&agent.env_var("BIN"), &sandbox.wrapper)
         .env("CAM_MAX_PERMISSION", "unlimited")
         .cwd(&sandbox.workspace)
         .spawn();
@@ -39,7 +39,7 @@ async fn serve(agent: AgentKind) -> Option<(MockModel, Sandbox, Server)> {
     Some((mock, sandbox, server))
 }
 
-async fn plain_call_resume_and_cancel(agent: AgentKind) {
+async fn plain_call_resume_and_cancel(agent: Agent) {
     let Some((mock, sandbox, mut server)) = serve(agent).await else {
         return;
     };
@@ -93,7 +93,7 @@ async fn plain_call_resume_and_cancel(agent: AgentKind) {
 
 /// SIGKILL of the server while the CLI's shell tool sleeps in a session of its own: the
 /// guardian leaves nothing of the run.
-async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
+async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
     let Some((_mock, sandbox, mut server)) = serve(agent).await else {
         return;
     };
@@ -120,27 +120,27 @@ async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_tools_of_every_real_cli_die_with_a_killed_server() {
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_through_the_server() {
-    plain_call_resume_and_cancel(AgentKind::Codex).await;
+    plain_call_resume_and_cancel(clis::CODEX).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_through_the_server() {
-    plain_call_resume_and_cancel(AgentKind::Claude).await;
+    plain_call_resume_and_cancel(clis::CLAUDE).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_through_the_server() {
-    plain_call_resume_and_cancel(AgentKind::Gemini).await;
+    plain_call_resume_and_cancel(clis::GEMINI).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_through_the_server() {
-    plain_call_resume_and_cancel(AgentKind::Opencode).await;
+    plain_call_resume_and_cancel(clis::OPENCODE).await;
 }

@@ -9,7 +9,7 @@ mod mcp;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::{Agent, clis};
 use common::{TempDir, fake_bin, wait_until};
 use mcp::{Server, all_text, is_error};
 use serde_json::{Value, json};
@@ -189,7 +189,7 @@ async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
 fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
     let (root, outside) = (TempDir::new("run-root"), TempDir::new("run-outside"));
     let output = Command::new(mcp::binary())
-        .env("CAM_CODEX_BIN", fake_bin(AgentKind::Codex))
+        .env("CAM_CODEX_BIN", fake_bin(clis::CODEX))
         .env("CAM_STATE_DIR", root.path().join("state"))
         .env("CAM_ALLOWED_ROOTS", root.path())
         .env("CAM_MAX_PERMISSION", "read-only")
@@ -230,23 +230,24 @@ const SERVER_ENV: &[(&str, &str)] = &[
 ];
 
 /// What each CLI must receive of [`SERVER_ENV`]; the rest must not reach it.
-fn expected_env(agent: AgentKind) -> Vec<&'static str> {
+fn expected_env(agent: Agent) -> Vec<&'static str> {
     let mut names = vec!["HTTPS_PROXY", "SSL_CERT_FILE", "LC_ALL", "MY_PASSED_VAR"];
-    names.extend(match agent {
-        AgentKind::Codex => &["OPENAI_API_KEY", "CODEX_HOME"][..],
-        AgentKind::Claude => &["ANTHROPIC_API_KEY", "CLAUDE_CONFIG_DIR"],
-        AgentKind::Gemini => &["GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT"],
-        AgentKind::Opencode => &[
+    names.extend(match agent.name() {
+        "codex" => &["OPENAI_API_KEY", "CODEX_HOME"][..],
+        "claude" => &["ANTHROPIC_API_KEY", "CLAUDE_CONFIG_DIR"],
+        "gemini" => &["GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT"],
+        "opencode" => &[
             "OPENCODE_CONFIG",
             "ANTHROPIC_API_KEY",
             "OPENAI_API_KEY",
             "GEMINI_API_KEY",
         ],
+        other => panic!("list the variables {other} must receive here"),
     });
     names
 }
 
-fn assert_clean_env(agent: AgentKind, env: &Value) {
+fn assert_clean_env(agent: Agent, env: &Value) {
     let expected = expected_env(agent);
     for (name, value) in SERVER_ENV {
         if expected.contains(name) {
@@ -280,7 +281,7 @@ async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_name
     }
     let mut server = builder.spawn();
     server.initialize().await;
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let record = dir.path().join(format!("{agent}.json"));
         let result = server
             .call(
@@ -299,7 +300,7 @@ fn run_gives_the_cli_the_same_clean_environment() {
     let record = dir.path().join("argv.json");
     let mut command = Command::new(mcp::binary());
     command
-        .env("CAM_GEMINI_BIN", fake_bin(AgentKind::Gemini))
+        .env("CAM_GEMINI_BIN", fake_bin(clis::GEMINI))
         .env("CAM_STATE_DIR", dir.path().join("state"))
         .env("CAM_PASS_ENV", "MY_PASSED_VAR")
         .envs(SERVER_ENV.iter().copied())
@@ -309,7 +310,7 @@ fn run_gives_the_cli_the_same_clean_environment() {
         .stdin(Stdio::null());
     let output = command.output().expect("run cli-agent-mcp");
     assert!(output.status.success(), "{output:?}");
-    assert_clean_env(AgentKind::Gemini, &recorded(&record)["env"]);
+    assert_clean_env(clis::GEMINI, &recorded(&record)["env"]);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{AgentEvent, AgentKind, Permission, RunRequest, command, dialect};
+use cli_agent_engine::{Agent, AgentEvent, Permission, RunRequest, clis, command};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use real::{MockModel, Retries, Sandbox, closed_port};
@@ -40,10 +40,10 @@ const fn scenario(name: &'static str, prompt: &'static str) -> Scenario {
     }
 }
 
-fn scenarios(agent: AgentKind) -> Vec<Scenario> {
-    let shell = match agent {
+fn scenarios(agent: Agent) -> Vec<Scenario> {
+    let shell = match agent.name() {
         // As root, claude's bypass needs IS_SANDBOX=1; workspace-write approves Bash too.
-        AgentKind::Claude => Permission::WorkspaceWrite,
+        "claude" => Permission::WorkspaceWrite,
         _ => Permission::Unlimited,
     };
     vec![
@@ -64,7 +64,7 @@ fn scenarios(agent: AgentKind) -> Vec<Scenario> {
         Scenario {
             // opencode calls the model again after every cut, forever; the engine stops it
             // after three cut steps, and so does the capture.
-            interrupt: (agent == AgentKind::Opencode).then_some((r#""reason":"unknown""#, 3)),
+            interrupt: (agent == clis::OPENCODE).then_some((r#""reason":"unknown""#, 3)),
             ..scenario("stream_cut", "DROP")
         },
         Scenario {
@@ -78,7 +78,7 @@ fn scenarios(agent: AgentKind) -> Vec<Scenario> {
     ]
 }
 
-fn captures_dir(agent: AgentKind) -> PathBuf {
+fn captures_dir(agent: Agent) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/captures")
         .join(agent.name())
@@ -88,12 +88,12 @@ fn captures_dir(agent: AgentKind) -> PathBuf {
 #[ignore = "regenerates fixtures; run scripts/regen-captures.sh"]
 fn regenerate_golden_captures() {
     common::become_subreaper();
-    let agents: Vec<AgentKind> = match std::env::var("CAM_CAPTURE_AGENTS") {
+    let agents: Vec<Agent> = match std::env::var("CAM_CAPTURE_AGENTS") {
         Ok(list) => list
             .split(',')
-            .map(|a| a.parse().expect("agent name"))
+            .map(|name| clis::builtin(name).map(Agent::builtin).expect("agent name"))
             .collect(),
-        Err(_) => AgentKind::ALL.to_vec(),
+        Err(_) => clis::builtin_agents().collect::<Vec<_>>(),
     };
     let threads: Vec<_> = agents
         .into_iter()
@@ -104,7 +104,7 @@ fn regenerate_golden_captures() {
     }
 }
 
-fn capture_agent(agent: AgentKind) {
+fn capture_agent(agent: Agent) {
     let bin = real::installed(agent).expect("the real CLIs are installed");
     let dir = captures_dir(agent);
     std::fs::create_dir_all(&dir).expect("captures dir");
@@ -204,8 +204,8 @@ fn wait_for(condition: impl Fn() -> bool) {
 }
 
 /// The session id in `stdout`, read by the engine's own parser for `agent`.
-fn session_of(agent: AgentKind, stdout: &str) -> Option<String> {
-    let mut dialect = dialect::for_agent(agent);
+fn session_of(agent: Agent, stdout: &str) -> Option<String> {
+    let mut dialect = agent.cli().dialect();
     let mut events = Vec::new();
     stdout.lines().find_map(|line| {
         events.clear();

@@ -8,14 +8,14 @@ mod real;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, ErrorKind, Outcome, RunRequest, Status};
+use cli_agent_engine::{Agent, ErrorKind, Outcome, RunRequest, Status, clis};
 use common::wait_until;
 use real::{MockModel, Retries, Sandbox, closed_port, run};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// A sandbox for `agent` pointed at a fresh mock, with the fast-failure retry settings.
-fn setup(agent: AgentKind) -> Option<(MockModel, Sandbox)> {
+fn setup(agent: Agent) -> Option<(MockModel, Sandbox)> {
     let bin = real::installed(agent)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
@@ -33,7 +33,7 @@ fn assert_completed(outcome: &Outcome) {
     assert!(outcome.error.is_none(), "{outcome:#?}");
 }
 
-async fn plain_prompt_returns_answer_session_and_usage(agent: AgentKind) {
+async fn plain_prompt_returns_answer_session_and_usage(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -57,7 +57,7 @@ async fn plain_prompt_returns_answer_session_and_usage(agent: AgentKind) {
     sandbox.assert_nothing_left();
 }
 
-async fn resume_continues_the_session(agent: AgentKind) {
+async fn resume_continues_the_session(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -79,7 +79,7 @@ async fn resume_continues_the_session(agent: AgentKind) {
     );
 }
 
-async fn read_only_refuses_a_write(agent: AgentKind) {
+async fn read_only_refuses_a_write(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -98,16 +98,16 @@ async fn read_only_refuses_a_write(agent: AgentKind) {
     );
 }
 
-async fn reasoning_is_extracted(agent: AgentKind) {
+async fn reasoning_is_extracted(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
     let outcome = run_prompt(&sandbox, "THINK then say hello").await;
     assert_completed(&outcome);
     assert_eq!(outcome.answer.trim(), "hello from fake model");
-    match agent {
+    match agent.name() {
         // gemini's stream-json drops thought parts: there is nothing to extract.
-        AgentKind::Gemini => assert_eq!(outcome.reasoning, None),
+        "gemini" => assert_eq!(outcome.reasoning, None),
         _ => assert!(
             outcome
                 .reasoning
@@ -145,7 +145,7 @@ async fn cancel_when(
         .expect("the run task")
 }
 
-async fn slow_stream_cancelled_midway_leaves_nothing(agent: AgentKind) {
+async fn slow_stream_cancelled_midway_leaves_nothing(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -165,7 +165,7 @@ async fn slow_stream_cancelled_midway_leaves_nothing(agent: AgentKind) {
     sandbox.assert_nothing_left();
 }
 
-async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
+async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -180,7 +180,7 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: AgentKind) {
 }
 
 /// What a scripted failure must become: the status, the error kind, a word of the hint.
-async fn fails_with(agent: AgentKind, prompt: &str, kind: ErrorKind, hint_word: &str) {
+async fn fails_with(agent: Agent, prompt: &str, kind: ErrorKind, hint_word: &str) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -203,24 +203,24 @@ fn assert_failed_as(outcome: &Outcome, kind: ErrorKind, hint_word: &str) {
     );
 }
 
-async fn http_401_fails_with_an_auth_hint(agent: AgentKind) {
+async fn http_401_fails_with_an_auth_hint(agent: Agent) {
     fails_with(agent, "FAIL_401", ErrorKind::Authentication, "API key").await;
 }
 
-async fn http_429_fails_as_rate_limited(agent: AgentKind) {
+async fn http_429_fails_as_rate_limited(agent: Agent) {
     fails_with(agent, "FAIL_429", ErrorKind::RateLimited, "wait").await;
 }
 
-async fn http_500_fails_as_a_server_error(agent: AgentKind) {
+async fn http_500_fails_as_a_server_error(agent: Agent) {
     fails_with(agent, "FAIL_500", ErrorKind::ServerError, "retry").await;
 }
 
-async fn cut_stream_fails_or_is_recovered(agent: AgentKind) {
+async fn cut_stream_fails_or_is_recovered(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
     let outcome = run_prompt(&sandbox, "DROP").await;
-    if agent == AgentKind::Claude {
+    if agent == clis::CLAUDE {
         // claude silently repeats the request without streaming, and that one succeeds.
         assert_completed(&outcome);
         assert_eq!(outcome.answer.trim(), "hello from fake model");
@@ -230,7 +230,7 @@ async fn cut_stream_fails_or_is_recovered(agent: AgentKind) {
     sandbox.assert_nothing_left();
 }
 
-async fn refused_connection_fails_with_a_connection_hint(agent: AgentKind) {
+async fn refused_connection_fails_with_a_connection_hint(agent: Agent) {
     let Some(bin) = real::installed(agent) else {
         return;
     };
@@ -244,7 +244,7 @@ async fn refused_connection_fails_with_a_connection_hint(agent: AgentKind) {
 fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
     let agent = sandbox.agent;
     let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
-        .env(agent.bin_env_var(), &sandbox.wrapper)
+        .env(agent.env_var("BIN"), &sandbox.wrapper)
         .env("IS_SANDBOX", "1")
         .env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"))
         .args(["run", agent.name(), prompt, "--json", "--workspace"])
@@ -262,7 +262,7 @@ fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
     })
 }
 
-async fn run_command_resumes_and_runs_the_shell_under_unlimited(agent: AgentKind) {
+async fn run_command_resumes_and_runs_the_shell_under_unlimited(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
@@ -293,7 +293,7 @@ async fn run_command_resumes_and_runs_the_shell_under_unlimited(agent: AgentKind
     );
 }
 
-async fn default_retries_still_end_at_the_engine_deadline(agent: AgentKind) {
+async fn default_retries_still_end_at_the_engine_deadline(agent: Agent) {
     let Some(bin) = real::installed(agent) else {
         return;
     };
@@ -312,7 +312,7 @@ macro_rules! real_cli_tests {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $scenario() {
-                    super::$scenario(super::AgentKind::$agent).await;
+                    super::$scenario(cli_agent_engine::clis::$agent).await;
                 }
             )*
         }
@@ -336,14 +336,14 @@ macro_rules! real_cli_tests {
 }
 
 real_cli_tests! {
-    codex => Codex,
-    claude => Claude,
-    gemini => Gemini,
-    opencode => Opencode,
+    codex => CODEX,
+    claude => CLAUDE,
+    gemini => GEMINI,
+    opencode => OPENCODE,
 }
 
 /// codex retries a refused connection forever by default: only the engine's deadline ends it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_default_retries_end_at_the_engine_deadline() {
-    default_retries_still_end_at_the_engine_deadline(AgentKind::Codex).await;
+    default_retries_still_end_at_the_engine_deadline(clis::CODEX).await;
 }

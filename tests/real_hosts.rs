@@ -11,7 +11,7 @@ use std::process::Output;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::{Agent, clis};
 use common::{unique, wait_until};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
@@ -30,14 +30,15 @@ struct World {
 
 impl World {
     /// `None` when either CLI is not installed.
-    fn new(host: AgentKind, inner: AgentKind) -> Option<Self> {
+    fn new(host: Agent, inner: Agent) -> Option<Self> {
         let (host_bin, inner_bin) = (real::installed(host)?, real::installed(inner)?);
         let mock = MockModel::start();
         let host = Sandbox::new(host, &host_bin, mock.port, Retries::Shortened);
         let inner = Sandbox::new(inner, &inner_bin, mock.port, Retries::Shortened);
         let tag = host.tag.split_once('=').expect("NAME=value").1.to_owned();
+        let bin_var = inner.agent.env_var("BIN");
         host.add_our_server(&[
-            (inner.agent.bin_env_var(), path(&inner.wrapper)),
+            (&bin_var, path(&inner.wrapper)),
             ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
             ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
             ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
@@ -140,9 +141,9 @@ fn describe(output: &Output) -> String {
 }
 
 /// The host's final answer in its JSONL: codex's last agent message, claude's result.
-fn final_answer(host: AgentKind, events: &[Value]) -> String {
-    let answer = match host {
-        AgentKind::Codex => events
+fn final_answer(host: Agent, events: &[Value]) -> String {
+    let answer = match host.name() {
+        "codex" => events
             .iter()
             .rev()
             .find(|event| {
@@ -162,7 +163,7 @@ fn final_answer(host: AgentKind, events: &[Value]) -> String {
 
 /// The host script: call our `inner` tool with `arguments`, then (if given) `then` while the
 /// result says the job still runs, `$JOB_ID` standing for the job's id.
-fn script(inner: AgentKind, arguments: &Value, then: Option<(&str, Value)>) -> String {
+fn script(inner: Agent, arguments: &Value, then: Option<(&str, Value)>) -> String {
     let mut prompt = format!("CALL_TOOL: {} {arguments}", inner.name());
     if let Some((tool, arguments)) = then {
         prompt.push_str(&format!("\nTHEN_CALL: {tool} {arguments}"));
@@ -173,7 +174,7 @@ fn script(inner: AgentKind, arguments: &Value, then: Option<(&str, Value)>) -> S
 /// codex finds our tools with its client-side tool_search: the mock searched, and codex
 /// answered with the namespace `mcp__cam` holding the tool.
 fn assert_found_by_tool_search(world: &World, tool: &str) {
-    if world.host.agent != AgentKind::Codex {
+    if world.host.agent != clis::CODEX {
         return;
     }
     let found = world.host_requests().iter().any(|request| {
@@ -193,10 +194,7 @@ fn assert_found_by_tool_search(world: &World, tool: &str) {
     assert!(found, "codex's tool_search never listed {tool}");
 }
 
-async fn a_plain_delegation_returns_the_inner_answer_to_the_host(
-    host: AgentKind,
-    inner: AgentKind,
-) {
+async fn a_plain_delegation_returns_the_inner_answer_to_the_host(host: Agent, inner: Agent) {
     let Some(world) = World::new(host, inner) else {
         return;
     };
@@ -228,10 +226,7 @@ async fn a_plain_delegation_returns_the_inner_answer_to_the_host(
     world.assert_nothing_left().await;
 }
 
-async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(
-    host: AgentKind,
-    inner: AgentKind,
-) {
+async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(host: Agent, inner: Agent) {
     let Some(world) = World::new(host, inner) else {
         return;
     };
@@ -275,8 +270,8 @@ async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(
 
 /// The inner CLI is codex for both hosts: claude 2.1.197 exits before a pipe has taken all of
 /// a 1 MiB stream-json line (its last lines come out cut), which is not what this proves.
-async fn a_huge_answer_reaches_the_host_within_the_budget(host: AgentKind) {
-    let inner = AgentKind::Codex;
+async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
+    let inner = clis::CODEX;
     let Some(world) = World::new(host, inner) else {
         return;
     };
@@ -310,7 +305,7 @@ async fn a_huge_answer_reaches_the_host_within_the_budget(host: AgentKind) {
 macro_rules! hosted {
     ($module:ident: $host:ident hosts $inner:ident) => {
         mod $module {
-            use super::AgentKind::{$host, $inner};
+            use cli_agent_engine::clis::{$host, $inner};
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn a_plain_delegation_returns_the_inner_answer_to_the_host() {
@@ -331,5 +326,5 @@ macro_rules! hosted {
     };
 }
 
-hosted!(codex: Codex hosts Claude);
-hosted!(claude: Claude hosts Codex);
+hosted!(codex: CODEX hosts CLAUDE);
+hosted!(claude: CLAUDE hosts CODEX);

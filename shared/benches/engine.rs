@@ -28,8 +28,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::dialect;
-use cli_agent_engine::{AgentEvent, AgentKind, Engine, EngineConfig, RunRequest, Status};
+use cli_agent_engine::{Agent, AgentEvent, Engine, EngineConfig, RunRequest, Status, clis};
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 use tokio::runtime::Runtime;
@@ -85,7 +84,7 @@ fn main() {
 // 1. Event parsing
 
 struct ParseCase {
-    agent: AgentKind,
+    agent: Agent,
     label: String,
     stream: String,
 }
@@ -93,13 +92,13 @@ struct ParseCase {
 fn report_parse_throughput(captures: &Path) {
     println!();
     println!(
-        "1. Event parsing: dialect::for_agent + parse_line over a stream in memory, best of {PARSE_PASSES} passes"
+        "1. Event parsing: Cli::dialect + parse_line over a stream in memory, best of {PARSE_PASSES} passes"
     );
     println!(
         "   {:<9} {:<30} {:>10} {:>12} {:>19}",
         "dialect", "stream", "size", "bytes", "events"
     );
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         for case in [
             mixed_stream(agent, captures),
             big_message_stream(agent, captures),
@@ -129,7 +128,7 @@ fn events_per_second(rate: f64) -> String {
 }
 
 /// The dialect's plain, tool and reasoning captures, one after the other, repeated.
-fn mixed_stream(agent: AgentKind, captures: &Path) -> ParseCase {
+fn mixed_stream(agent: Agent, captures: &Path) -> ParseCase {
     let dir = captures.join(agent.name());
     let unit: String = MIX.iter().map(|name| sample(&dir, name)).collect();
     ParseCase {
@@ -140,7 +139,7 @@ fn mixed_stream(agent: AgentKind, captures: &Path) -> ParseCase {
 }
 
 /// The plain capture with its answer text grown to 1 MiB (claude carries it twice), repeated.
-fn big_message_stream(agent: AgentKind, captures: &Path) -> ParseCase {
+fn big_message_stream(agent: Agent, captures: &Path) -> ParseCase {
     let plain = sample(&captures.join(agent.name()), "plain");
     let answer = "hello from fake model";
     assert!(
@@ -180,7 +179,7 @@ fn best_parse_pass(case: &ParseCase) -> (Duration, usize) {
 }
 
 fn parse_pass(case: &ParseCase) -> (Duration, usize) {
-    let mut parser = dialect::for_agent(case.agent);
+    let mut parser = case.agent.cli().dialect();
     let mut events = Vec::new();
     let mut count = 0;
     let mut issues = 0;
@@ -258,7 +257,7 @@ fn report_long_run_stages() {
 /// Every line of a codex `stream` parsed as the supervisor does it, each event handed to
 /// `take`; how long that took.
 fn parse_stream(stream: &str, mut take: impl FnMut(AgentEvent)) -> Duration {
-    let mut parser = dialect::for_agent(AgentKind::Codex);
+    let mut parser = clis::CODEX.cli().dialect();
     let mut events = Vec::new();
     let started = CpuTime::now();
     for line in stream.split_terminator('\n') {
@@ -340,9 +339,8 @@ fn ms(duration: Duration) -> String {
 }
 
 fn fake_cli_config(bin: &Path) -> EngineConfig {
-    let binaries: HashMap<AgentKind, PathBuf> = AgentKind::ALL
-        .into_iter()
-        .map(|agent| (agent, bin.join(agent.name())))
+    let binaries: HashMap<String, PathBuf> = clis::builtin_agents()
+        .map(|agent| (agent.name().to_owned(), bin.join(agent.name())))
         .collect();
     EngineConfig {
         binaries,
@@ -364,7 +362,7 @@ fn report_spawn_to_first_event(runtime: &Runtime, engine: &Engine, bin: &Path, w
         "   {:<9} {:<26} {:>11} {:>11}",
         "dialect", "prompt", "p50", "p95"
     );
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         let runs = timed_runs(runtime, engine, agent, "say hello", workspace, false);
         let first_events = runs.iter().map(|run| run.first_event).collect();
         println!(
@@ -410,10 +408,9 @@ fn report_exit_to_outcome(runtime: &Runtime, engine: &Engine, workspace: &Path) 
         "   {:<9} {:<26} {:>11} {:>11} {:>11} {:>11}",
         "dialect", "prompt", "p50", "p95", "p50", "p95"
     );
-    let cases = AgentKind::ALL
-        .into_iter()
+    let cases = clis::builtin_agents()
         .map(|agent| (agent, "linger=0"))
-        .chain([(AgentKind::Codex, "children=3 session-child")]);
+        .chain([(clis::CODEX, "children=3 session-child")]);
     for (agent, prompt) in cases {
         let runs = timed_runs(runtime, engine, agent, prompt, workspace, true);
         let from_terminal = runs.iter().map(|run| run.terminal_to_return).collect();
@@ -454,7 +451,7 @@ fn not_completed_note(runs: &[RunTimes]) -> String {
 fn timed_runs(
     runtime: &Runtime,
     engine: &Engine,
-    agent: AgentKind,
+    agent: Agent,
     prompt: &str,
     workspace: &Path,
     watch_exit: bool,
@@ -471,7 +468,7 @@ fn timed_runs(
 
 async fn timed_run(
     engine: &Engine,
-    agent: AgentKind,
+    agent: Agent,
     prompt: &str,
     workspace: &Path,
     watch_exit: bool,

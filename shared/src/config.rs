@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::environment::EnvPattern;
-use crate::request::AgentKind;
 
 /// Settings shared by every run. `Default` gives the documented defaults.
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
-    /// Explicit binaries (from `CAM_<AGENT>_BIN` or `--<agent>-bin`); others are found on PATH.
-    pub binaries: HashMap<AgentKind, PathBuf>,
+    /// Explicit binaries by agent name (`CAM_<AGENT>_BIN`, `--<agent>-bin`, the config
+    /// file); others are found on PATH. A custom agent without one uses its base CLI's.
+    pub binaries: HashMap<String, PathBuf>,
     /// A run's total time limit unless its request gives one.
     pub total_timeout: Duration,
     /// Longest time without a parsed event before a run is ended; `None` disables it.

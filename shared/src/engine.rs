@@ -1,6 +1,7 @@
 //! The engine's front door: validate a request, start its CLI, supervise it, and return the
 //! outcome. One `Engine` serves any number of concurrent runs; they share only the ledger of
-//! sessions, which remembers where each session started and codex's cumulative usage.
+//! sessions, which remembers where each session started and its cumulative usage where the
+//! CLI reports usage that way.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -8,18 +9,19 @@ use std::sync::Mutex;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::Agent;
 use crate::command;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Usage};
 use crate::process::{self, RunMarker};
-use crate::request::{AgentKind, RunRequest};
+use crate::request::RunRequest;
 use crate::supervise::{Limits, Observer, supervise};
 
 pub struct Engine {
     config: EngineConfig,
-    sessions: Mutex<HashMap<(AgentKind, String), SessionRecord>>,
+    sessions: Mutex<HashMap<(Agent, String), SessionRecord>>,
 }
 
 /// A checked request with its command line, ready to start: see [`Engine::prepare`].
@@ -41,7 +43,8 @@ impl Prepared {
 #[derive(Clone, Debug)]
 struct SessionRecord {
     workspace: PathBuf,
-    /// codex reports usage cumulatively per thread: the last report, to subtract next time.
+    /// The last cumulative usage report (see [`crate::clis::Cli::usage_is_cumulative`]), to
+    /// subtract next time.
     cumulative_usage: Option<Usage>,
 }
 
@@ -74,6 +77,9 @@ impl Engine {
         if request.prompt.trim().is_empty() {
             return Err(SetupError::EmptyPrompt);
         }
+        let profile = request.agent.profile();
+        request.model = request.model.or_else(|| profile.model.clone());
+        request.timeout = request.timeout.or(profile.timeout);
         request.workspace = std::fs::canonicalize(&request.workspace)
             .ok()
             .filter(|path| path.is_dir())
@@ -127,8 +133,8 @@ impl Engine {
         .await;
 
         let reported = transcript.usage_mut().map(|usage| *usage);
-        if request.agent == AgentKind::Codex {
-            self.unaccumulate_codex_usage(
+        if request.agent.cli().usage_is_cumulative() {
+            self.unaccumulate_usage(
                 &mut transcript,
                 &request,
                 earlier.and_then(|e| e.cumulative_usage),
@@ -145,7 +151,7 @@ impl Engine {
         let config = &self.config;
         Limits {
             total: request.timeout.unwrap_or(config.total_timeout),
-            idle: config.idle_timeout,
+            idle: request.agent.profile().idle_timeout.or(config.idle_timeout),
             grace: config.grace,
             exit_grace: config.exit_grace,
             drain_grace: config.drain_grace,
@@ -154,8 +160,8 @@ impl Engine {
         }
     }
 
-    /// claude, gemini and opencode resume a session only from the directory it started in
-    /// (opencode hangs otherwise): refuse early when the ledger knows it was another one.
+    /// Most CLIs resume a session only from the directory it started in (opencode hangs
+    /// otherwise): refuse early when the ledger knows it was another one.
     fn check_resume(&self, request: &RunRequest) -> Result<Option<SessionRecord>, SetupError> {
         let Some(session_id) = &request.session_id else {
             return Ok(None);
@@ -167,7 +173,7 @@ impl Engine {
         let Some(record) = record else {
             return Ok(None);
         };
-        if request.agent != AgentKind::Codex && record.workspace != request.workspace {
+        if request.agent.cli().resumes_only_from_origin() && record.workspace != request.workspace {
             return Err(SetupError::ResumeFromOtherWorkspace {
                 agent: request.agent,
                 session_id: session_id.clone(),
@@ -177,7 +183,8 @@ impl Engine {
         Ok(Some(record))
     }
 
-    fn unaccumulate_codex_usage(
+    /// Turn a session's cumulative usage into this run's: subtract the last report.
+    fn unaccumulate_usage(
         &self,
         transcript: &mut crate::transcript::Transcript,
         request: &RunRequest,
@@ -185,11 +192,11 @@ impl Engine {
     ) {
         match (earlier, transcript.usage_mut()) {
             (Some(earlier), Some(usage)) => *usage = usage.since(&earlier),
-            (None, Some(_)) if request.session_id.is_some() => transcript.warn(
-                "codex reports usage cumulatively over a thread, and this server did not see the \
-                 thread's earlier turns: the usage includes them"
-                    .to_owned(),
-            ),
+            (None, Some(_)) if request.session_id.is_some() => transcript.warn(format!(
+                "{} reports usage cumulatively over a session, and this server did not see the \
+                 session's earlier turns: the usage includes them",
+                request.agent
+            )),
             _ => {}
         }
     }
@@ -210,7 +217,7 @@ impl Engine {
         }
     }
 
-    fn ledger(&self) -> std::sync::MutexGuard<'_, HashMap<(AgentKind, String), SessionRecord>> {
+    fn ledger(&self) -> std::sync::MutexGuard<'_, HashMap<(Agent, String), SessionRecord>> {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())

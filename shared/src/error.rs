@@ -2,31 +2,33 @@
 
 use std::path::PathBuf;
 
-use crate::request::{AgentKind, Permission};
+use crate::agent::Agent;
+use crate::request::Permission;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     #[error(
-        "the {agent} CLI was not found: looked for `{agent}` on PATH ({path}). Install it with \
-         `npm install -g {package}`, or set {env_var} (or --{agent}-bin) to its binary"
+        "the {agent} CLI was not found: looked for `{binary}` on PATH ({path}). Install it with \
+         `npm install -g {package}`, or set {setting} to its binary"
     )]
     CliNotFound {
-        agent: AgentKind,
+        agent: Agent,
+        binary: &'static str,
         path: String,
         package: &'static str,
-        env_var: &'static str,
+        setting: String,
     },
 
     #[error(
-        "the {agent} CLI given by {env_var} (or --{agent}-bin) does not exist or is not executable: \
-         {}. Point it at the installed binary (`npm install -g {package}` installs one)",
+        "the {agent} CLI given by {setting} does not exist or is not executable: {}. Point it \
+         at the installed binary (`npm install -g {package}` installs one)",
         .bin.display()
     )]
     ConfiguredCliMissing {
-        agent: AgentKind,
+        agent: Agent,
         bin: PathBuf,
         package: &'static str,
-        env_var: &'static str,
+        setting: String,
     },
 
     #[error("workspace {} is not an existing directory: pass the path of a directory that exists", .0.display())]
@@ -37,7 +39,7 @@ pub enum SetupError {
 
     #[error("{agent} cannot run with permission {permission}: {reason}")]
     PermissionUnavailable {
-        agent: AgentKind,
+        agent: Agent,
         permission: Permission,
         reason: String,
     },
@@ -48,14 +50,14 @@ pub enum SetupError {
         .original.display(), .original.display()
     )]
     ResumeFromOtherWorkspace {
-        agent: AgentKind,
+        agent: Agent,
         session_id: String,
         original: PathBuf,
     },
 
     #[error("could not start {agent} ({}): {source}", .bin.display())]
     Spawn {
-        agent: AgentKind,
+        agent: Agent,
         bin: PathBuf,
         source: std::io::Error,
     },

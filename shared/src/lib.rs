@@ -2,6 +2,8 @@
 //! parses its JSONL output into one typed event stream, decides the outcome, and tears down
 //! every process the run started. It knows nothing of MCP.
 
+pub mod agent;
+pub mod clis;
 pub mod command;
 pub mod config;
 pub mod dialect;
@@ -18,11 +20,12 @@ pub mod request;
 mod supervise;
 mod transcript;
 
+pub use agent::{Agent, Profile};
 pub use config::EngineConfig;
 pub use engine::{Engine, Prepared};
 pub use error::SetupError;
 pub use event::{AgentEvent, NoticeLevel};
 pub use locate::find_cli;
 pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
-pub use request::{AgentKind, Permission, RunRequest};
+pub use request::{Permission, RunRequest};
 pub use supervise::Observer;

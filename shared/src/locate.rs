@@ -2,19 +2,24 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agent::Agent;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
-use crate::request::AgentKind;
 
 /// The binary to run for `agent`.
-pub fn find_cli(agent: AgentKind, config: &EngineConfig) -> Result<PathBuf, SetupError> {
-    match config.binaries.get(&agent) {
+pub fn find_cli(agent: Agent, config: &EngineConfig) -> Result<PathBuf, SetupError> {
+    // A custom agent without a binary of its own runs its base CLI's.
+    let configured = config
+        .binaries
+        .get(agent.name())
+        .or_else(|| config.binaries.get(agent.cli().name()));
+    match configured {
         Some(bin) => explicit(agent, bin),
         None => on_path(agent),
     }
 }
 
-fn explicit(agent: AgentKind, bin: &Path) -> Result<PathBuf, SetupError> {
+fn explicit(agent: Agent, bin: &Path) -> Result<PathBuf, SetupError> {
     // A bare name is looked up on PATH; anything with a slash must exist as given.
     let found = if bin.components().count() == 1 {
         which::which(bin).ok()
@@ -24,17 +29,19 @@ fn explicit(agent: AgentKind, bin: &Path) -> Result<PathBuf, SetupError> {
     found.ok_or_else(|| SetupError::ConfiguredCliMissing {
         agent,
         bin: bin.to_path_buf(),
-        package: agent.npm_package(),
-        env_var: agent.bin_env_var(),
+        package: agent.cli().npm_package(),
+        setting: agent.bin_setting(),
     })
 }
 
-fn on_path(agent: AgentKind) -> Result<PathBuf, SetupError> {
-    which::which(agent.name()).map_err(|_| SetupError::CliNotFound {
+fn on_path(agent: Agent) -> Result<PathBuf, SetupError> {
+    let binary = agent.cli().binary();
+    which::which(binary).map_err(|_| SetupError::CliNotFound {
         agent,
+        binary,
         path: std::env::var("PATH").unwrap_or_default(),
-        package: agent.npm_package(),
-        env_var: agent.bin_env_var(),
+        package: agent.cli().npm_package(),
+        setting: agent.bin_setting(),
     })
 }
 

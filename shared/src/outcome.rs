@@ -3,13 +3,14 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::agent::Agent;
 use crate::redact::redact_in_place;
-use crate::request::AgentKind;
 
 /// Everything a caller learns from one run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Outcome {
-    pub agent: AgentKind,
+    /// The agent's name.
+    pub agent: String,
     pub status: Status,
     /// The agent's final answer (markdown); empty when it gave none.
     pub answer: String,
@@ -66,9 +67,9 @@ pub struct Usage {
 
 impl Outcome {
     /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
-    pub fn not_run(agent: AgentKind, status: Status, error: ErrorInfo) -> Self {
+    pub fn not_run(agent: Agent, status: Status, error: ErrorInfo) -> Self {
         Self {
-            agent,
+            agent: agent.name().to_owned(),
             status,
             answer: String::new(),
             session_id: None,
@@ -232,7 +233,7 @@ impl ErrorKind {
     }
 
     /// What the user can do about a failure of this kind.
-    pub fn hint(self, agent: AgentKind) -> Option<String> {
+    pub fn hint(self, agent: Agent) -> Option<String> {
         let hint = match self {
             Self::Authentication => format!(
                 "check the API key in the server's environment, or log in to {agent} (run `{agent}` once by hand)"

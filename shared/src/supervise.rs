@@ -17,10 +17,10 @@ use tokio::process::ChildStderr;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use crate::dialect::{self, Dialect};
+use crate::agent::Agent;
+use crate::dialect::Dialect;
 use crate::event::AgentEvent;
 use crate::process::{self, Leader, Line, LineReader, Pipe, RunMarker, SpawnedCli, StderrTail};
-use crate::request::AgentKind;
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
 /// The time limits and sizes of one run.
@@ -45,7 +45,7 @@ const READ_NOW_LIMIT: usize = 4 << 20;
 pub async fn supervise(
     spawned: SpawnedCli,
     marker: RunMarker,
-    agent: AgentKind,
+    agent: Agent,
     prompt: String,
     limits: Limits,
     cancel: CancellationToken,
@@ -162,10 +162,10 @@ struct RunState<'o> {
 }
 
 impl<'o> RunState<'o> {
-    fn new(agent: AgentKind, limits: Limits, started: Instant, observer: Observer<'o>) -> Self {
+    fn new(agent: Agent, limits: Limits, started: Instant, observer: Observer<'o>) -> Self {
         Self {
             transcript: Transcript::new(agent),
-            dialect: dialect::for_agent(agent),
+            dialect: agent.cli().dialect(),
             events: Vec::new(),
             observer,
             limits,

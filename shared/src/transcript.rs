@@ -7,10 +7,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
+use crate::agent::Agent;
 use crate::dialect::LineIssue;
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
-use crate::request::AgentKind;
 
 /// Finished tool calls kept in the summary.
 const RECENT_TOOLS: usize = 20;
@@ -52,7 +52,7 @@ enum Terminal {
 }
 
 pub struct Transcript {
-    agent: AgentKind,
+    agent: Agent,
     session_id: Option<String>,
     /// The latest assistant message; deltas extend it while `message_open`.
     message: String,
@@ -81,7 +81,7 @@ pub struct Transcript {
 }
 
 impl Transcript {
-    pub fn new(agent: AgentKind) -> Self {
+    pub fn new(agent: Agent) -> Self {
         Self {
             agent,
             session_id: None,
@@ -243,7 +243,7 @@ impl Transcript {
         }
         let warnings = self.warnings();
         Outcome {
-            agent: self.agent,
+            agent: self.agent.name().to_owned(),
             status,
             answer: self.final_answer.unwrap_or(self.message),
             session_id: self.session_id,
@@ -420,7 +420,7 @@ mod tests {
     }
 
     fn transcript(events: &[AgentEvent]) -> Transcript {
-        let mut transcript = Transcript::new(AgentKind::Gemini);
+        let mut transcript = Transcript::new(crate::clis::GEMINI);
         events
             .iter()
             .for_each(|event| transcript.record(event.clone()));
@@ -558,7 +558,7 @@ mod tests {
 
     #[test]
     fn a_failure_reported_after_the_engine_asked_to_stop_is_a_cancel() {
-        let mut transcript = Transcript::new(AgentKind::Codex);
+        let mut transcript = Transcript::new(crate::clis::CODEX);
         transcript.note_stop_requested();
         transcript.record(AgentEvent::TurnFailed {
             message: "interrupted".into(),

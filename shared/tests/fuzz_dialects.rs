@@ -12,15 +12,15 @@
 
 mod fuzz;
 
-use cli_agent_engine::AgentKind;
-use cli_agent_engine::dialect::{Dialect, LineIssue, for_agent};
+use cli_agent_engine::dialect::{Dialect, LineIssue};
+use cli_agent_engine::{Agent, clis};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
 /// The capture lines of `agent` followed by every nasty line.
-fn seeds(agent: AgentKind) -> Vec<String> {
+fn seeds(agent: Agent) -> Vec<String> {
     let mut lines = fuzz::jsonl_dir_lines(&fuzz::fixtures().join("captures").join(agent.name()));
     assert!(!lines.is_empty(), "no captures for {agent}");
     lines.extend(nasty());
@@ -57,15 +57,15 @@ fn check_line(dialect: &mut dyn Dialect, line: &str) {
     }
 }
 
-fn check_stream(agent: AgentKind, lines: &[String]) {
-    let mut dialect = for_agent(agent);
+fn check_stream(agent: Agent, lines: &[String]) {
+    let mut dialect = agent.cli().dialect();
     for line in lines {
         check_line(dialect.as_mut(), line);
     }
 }
 
-fn agent() -> impl Strategy<Value = AgentKind> {
-    proptest::sample::select(AgentKind::ALL.to_vec())
+fn agent() -> impl Strategy<Value = Agent> {
+    proptest::sample::select(clis::builtin_agents().collect::<Vec<_>>())
 }
 
 /// How to change one JSON node.
@@ -243,7 +243,7 @@ fn text_mutant(seeds: Vec<String>) -> impl Strategy<Value = String> {
 }
 
 /// A mutated line of any kind for `agent`.
-fn mutant(agent: AgentKind) -> impl Strategy<Value = String> {
+fn mutant(agent: Agent) -> impl Strategy<Value = String> {
     let seeds = seeds(agent);
     prop_oneof![
         3 => json_mutant(seeds.clone()),
@@ -254,7 +254,7 @@ fn mutant(agent: AgentKind) -> impl Strategy<Value = String> {
 }
 
 /// A capture of `agent` with some of its lines mutated and mutants inserted.
-fn mutated_stream(agent: AgentKind) -> impl Strategy<Value = Vec<String>> {
+fn mutated_stream(agent: Agent) -> impl Strategy<Value = Vec<String>> {
     let dir = fuzz::fixtures().join("captures").join(agent.name());
     let mut streams: Vec<Vec<String>> = std::fs::read_dir(&dir)
         .expect("captures")
@@ -282,8 +282,8 @@ fn mutated_stream(agent: AgentKind) -> impl Strategy<Value = Vec<String>> {
 }
 
 /// An agent and one of its mutated streams (each agent's seeds are read once).
-fn any_stream() -> impl Strategy<Value = (AgentKind, Vec<String>)> {
-    let per_agent = AgentKind::ALL.map(|agent| {
+fn any_stream() -> impl Strategy<Value = (Agent, Vec<String>)> {
+    let per_agent = clis::builtin_agents().map(|agent| {
         mutated_stream(agent)
             .prop_map(move |lines| (agent, lines))
             .boxed()
@@ -303,7 +303,7 @@ proptest! {
 
     #[test]
     fn any_line_at_all_is_parsed_or_an_issue(agent in agent(), line in any::<String>()) {
-        check_line(for_agent(agent).as_mut(), &line);
+        check_line(agent.cli().dialect().as_mut(), &line);
     }
 }
 
@@ -311,7 +311,7 @@ proptest! {
 fn every_nasty_line_is_parsed_or_an_issue_by_every_parser() {
     let nasty = nasty();
     assert!(nasty.len() > 100, "the nasty corpus is missing");
-    for agent in AgentKind::ALL {
+    for agent in clis::builtin_agents() {
         check_stream(agent, &nasty);
     }
 }

@@ -5,7 +5,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use cli_agent_engine::{AgentKind, Outcome};
+use cli_agent_engine::{Agent, Outcome};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -65,7 +65,7 @@ pub enum JobState {
 
 pub struct Job {
     pub id: JobId,
-    pub agent: AgentKind,
+    pub agent: Agent,
     pub progress: JobProgress,
     /// When the job was created, on the wall clock (MCP Tasks report it).
     pub created_at: SystemTime,
@@ -76,7 +76,7 @@ pub struct Job {
 }
 
 impl Job {
-    pub fn new(id: JobId, agent: AgentKind, cancel: CancellationToken) -> Self {
+    pub fn new(id: JobId, agent: Agent, cancel: CancellationToken) -> Self {
         Self {
             id,
             agent,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use cli_agent_engine::{
-    AgentEvent, AgentKind, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
+    Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
 };
 use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
@@ -402,7 +402,7 @@ fn debug_panic(prompt: &str) {
 fn debug_panic(_prompt: &str) {}
 
 /// The outcome of a job whose CLI could not be started.
-fn did_not_start(agent: AgentKind, error: &SetupError) -> Outcome {
+fn did_not_start(agent: Agent, error: &SetupError) -> Outcome {
     let error = ErrorInfo {
         kind: ErrorKind::Crashed,
         message: format!("{agent} did not start: {error}"),

@@ -6,18 +6,18 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use cli_agent_engine::AgentKind;
+use cli_agent_engine::Agent;
 use tokio::sync::{oneshot, watch};
 
 /// The most runs at once: overall, and for the agents that have a cap of their own.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caps {
     pub total: usize,
-    pub per_agent: HashMap<AgentKind, usize>,
+    pub per_agent: HashMap<Agent, usize>,
 }
 
 impl Caps {
-    fn room_for(&self, agent: AgentKind, running: &Running) -> bool {
+    fn room_for(&self, agent: Agent, running: &Running) -> bool {
         running.total < self.total
             && self
                 .per_agent
@@ -29,20 +29,20 @@ impl Caps {
 #[derive(Default)]
 struct Running {
     total: usize,
-    per_agent: HashMap<AgentKind, usize>,
+    per_agent: HashMap<Agent, usize>,
 }
 
 impl Running {
-    fn of(&self, agent: AgentKind) -> usize {
+    fn of(&self, agent: Agent) -> usize {
         self.per_agent.get(&agent).copied().unwrap_or(0)
     }
 
-    fn add(&mut self, agent: AgentKind) {
+    fn add(&mut self, agent: Agent) {
         self.total += 1;
         *self.per_agent.entry(agent).or_default() += 1;
     }
 
-    fn remove(&mut self, agent: AgentKind) {
+    fn remove(&mut self, agent: Agent) {
         self.total -= 1;
         if let Some(count) = self.per_agent.get_mut(&agent) {
             *count -= 1;
@@ -52,7 +52,7 @@ impl Running {
 
 struct Waiter {
     ticket: u64,
-    agent: AgentKind,
+    agent: Agent,
     admit: oneshot::Sender<()>,
     /// 1-based place in the queue.
     position: watch::Sender<usize>,
@@ -74,14 +74,14 @@ pub struct Scheduler {
 /// Leave to run: holding it counts against the caps; dropping it lets the next waiter in.
 pub struct Permit {
     scheduler: Scheduler,
-    agent: AgentKind,
+    agent: Agent,
 }
 
 /// A place in the queue; dropping it (a cancelled wait) gives the place up.
 pub struct Ticket {
     scheduler: Scheduler,
     ticket: u64,
-    agent: AgentKind,
+    agent: Agent,
     admitted: oneshot::Receiver<()>,
     /// The place in the queue as it changes; 0 once admitted.
     pub position: watch::Receiver<usize>,
@@ -101,7 +101,7 @@ impl Scheduler {
     }
 
     /// Join the queue. Admission may be immediate; [`Ticket::admitted`] waits for it.
-    pub fn enqueue(&self, agent: AgentKind) -> Ticket {
+    pub fn enqueue(&self, agent: Agent) -> Ticket {
         let (admit, admitted) = oneshot::channel();
         let mut state = self.lock();
         let ticket = state.next_ticket;
@@ -203,7 +203,7 @@ impl Drop for Permit {
 mod tests {
     use super::*;
 
-    fn scheduler(total: usize, per_agent: &[(AgentKind, usize)]) -> Scheduler {
+    fn scheduler(total: usize, per_agent: &[(Agent, usize)]) -> Scheduler {
         Scheduler::new(Caps {
             total,
             per_agent: per_agent.iter().copied().collect(),
@@ -213,10 +213,16 @@ mod tests {
     #[tokio::test]
     async fn runs_over_the_cap_wait_in_order_and_start_as_others_end() {
         let scheduler = scheduler(2, &[]);
-        let first = scheduler.enqueue(AgentKind::Codex).admitted().await;
-        let second = scheduler.enqueue(AgentKind::Claude).admitted().await;
-        let third = scheduler.enqueue(AgentKind::Codex);
-        let fourth = scheduler.enqueue(AgentKind::Gemini);
+        let first = scheduler
+            .enqueue(cli_agent_engine::clis::CODEX)
+            .admitted()
+            .await;
+        let second = scheduler
+            .enqueue(cli_agent_engine::clis::CLAUDE)
+            .admitted()
+            .await;
+        let third = scheduler.enqueue(cli_agent_engine::clis::CODEX);
+        let fourth = scheduler.enqueue(cli_agent_engine::clis::GEMINI);
         assert_eq!(*third.position.borrow(), 1);
         assert_eq!(*fourth.position.borrow(), 2);
         assert_eq!(scheduler.running(), 2);
@@ -233,10 +239,13 @@ mod tests {
 
     #[tokio::test]
     async fn an_agent_at_its_own_cap_does_not_hold_back_the_others() {
-        let scheduler = scheduler(3, &[(AgentKind::Codex, 1)]);
-        let codex = scheduler.enqueue(AgentKind::Codex).admitted().await;
-        let second_codex = scheduler.enqueue(AgentKind::Codex);
-        let claude = scheduler.enqueue(AgentKind::Claude);
+        let scheduler = scheduler(3, &[(cli_agent_engine::clis::CODEX, 1)]);
+        let codex = scheduler
+            .enqueue(cli_agent_engine::clis::CODEX)
+            .admitted()
+            .await;
+        let second_codex = scheduler.enqueue(cli_agent_engine::clis::CODEX);
+        let claude = scheduler.enqueue(cli_agent_engine::clis::CLAUDE);
         assert_eq!(*second_codex.position.borrow(), 1);
         assert_eq!(*claude.position.borrow(), 0, "admitted past the held codex");
         let _claude = claude.admitted().await;
@@ -248,9 +257,12 @@ mod tests {
     #[tokio::test]
     async fn a_waiter_that_gives_up_frees_its_place() {
         let scheduler = scheduler(1, &[]);
-        let running = scheduler.enqueue(AgentKind::Codex).admitted().await;
-        let gives_up = scheduler.enqueue(AgentKind::Codex);
-        let next = scheduler.enqueue(AgentKind::Codex);
+        let running = scheduler
+            .enqueue(cli_agent_engine::clis::CODEX)
+            .admitted()
+            .await;
+        let gives_up = scheduler.enqueue(cli_agent_engine::clis::CODEX);
+        let next = scheduler.enqueue(cli_agent_engine::clis::CODEX);
         drop(gives_up);
         assert_eq!(*next.position.borrow(), 1);
         drop(running);
@@ -261,8 +273,11 @@ mod tests {
     #[tokio::test]
     async fn a_waiter_admitted_but_dropped_before_running_frees_its_room() {
         let scheduler = scheduler(1, &[]);
-        let running = scheduler.enqueue(AgentKind::Codex).admitted().await;
-        let waiter = scheduler.enqueue(AgentKind::Codex);
+        let running = scheduler
+            .enqueue(cli_agent_engine::clis::CODEX)
+            .admitted()
+            .await;
+        let waiter = scheduler.enqueue(cli_agent_engine::clis::CODEX);
         drop(running);
         assert_eq!(scheduler.running(), 1, "admitted");
         drop(waiter);

@@ -11,7 +11,7 @@ mod support;
 use std::time::Duration;
 
 use cli_agent_engine::process::Line;
-use cli_agent_engine::{AgentKind, Permission};
+use cli_agent_engine::{Agent, Permission};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use rmcp::model::JsonObject;
@@ -32,8 +32,8 @@ fn fields() -> Vec<String> {
         .collect()
 }
 
-fn agent() -> impl Strategy<Value = AgentKind> {
-    proptest::sample::select(AgentKind::ALL.to_vec())
+fn agent() -> impl Strategy<Value = Agent> {
+    proptest::sample::select(cli_agent_engine::clis::builtin_agents().collect::<Vec<_>>())
 }
 
 /// Calls may use the test's directory (the default workspace) and ask for anything.
@@ -53,7 +53,7 @@ fn any_arguments() -> impl Strategy<Value = JsonObject> {
 }
 
 /// Arguments that are right for `agent`, every optional field present or not.
-fn valid_arguments(agent: AgentKind) -> impl Strategy<Value = JsonObject> {
+fn valid_arguments(agent: Agent) -> impl Strategy<Value = JsonObject> {
     let permission = proptest::sample::select(vec!["read-only", "workspace-write", "unlimited"]);
     (
         any::<String>(),
@@ -72,7 +72,7 @@ fn valid_arguments(agent: AgentKind) -> impl Strategy<Value = JsonObject> {
                 (
                     "append_system_prompt",
                     extra
-                        .filter(|_| agent == AgentKind::Claude)
+                        .filter(|_| agent == cli_agent_engine::clis::CLAUDE)
                         .map(|e| json!(e)),
                 ),
             ];

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cli_agent_engine::AgentKind;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -136,7 +135,8 @@ pub struct CancelArgs {
 pub struct ListArgs {
     /// queued, running, completed, failed, cancelled, timed_out or interrupted.
     pub status: Option<String>,
-    pub agent: Option<AgentKind>,
+    /// An agent's name: its tool's.
+    pub agent: Option<String>,
     pub workspace: Option<PathBuf>,
     #[schemars(range(min = 1, max = 200))]
     pub limit: Option<usize>,
@@ -295,7 +295,7 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
             }
             Watched::Stored(record, None) => JobReport::unfinished(
                 &record.id,
-                record.agent,
+                &record.agent,
                 record.status,
                 now_ms().saturating_sub(record.created_ms) / 1000,
                 record.progress.clone(),
@@ -443,7 +443,7 @@ fn already_ended(id: &JobId, status: JobStatus) -> CallToolResult {
 #[derive(Debug, Serialize)]
 struct Listed {
     job_id: JobId,
-    agent: AgentKind,
+    agent: String,
     status: JobStatus,
     workspace: PathBuf,
     prompt: String,

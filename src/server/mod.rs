@@ -24,7 +24,7 @@ mod result;
 mod signals;
 mod stdin;
 mod tasks;
-mod tools;
+pub(crate) mod tools;
 mod transport;
 
 use std::sync::Arc;
@@ -39,6 +39,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use self::signals::SigintMode;
+pub use self::tools::Offer;
 
 use self::calls::{Shutdown, ShutdownCause};
 use self::handler::AgentServer;
@@ -67,8 +68,8 @@ enum SessionError {
     Failed(#[from] tokio::task::JoinError),
 }
 
-pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
-    let catalogue = match Catalogue::new(&args.enable, &args.disable) {
+pub async fn serve(args: ServeArgs, config: EngineConfig, offers: Vec<Offer>) -> u8 {
+    let catalogue = match Catalogue::new(&offers, &args.enable, &args.disable) {
         Ok(catalogue) => catalogue,
         Err(error) => {
             eprintln!("error: {error}");
@@ -82,7 +83,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let caps = match caps(args.max_runs) {
+    let caps = match caps(args.max_runs, &offers) {
         Ok(caps) => caps,
         Err(error) => {
             eprintln!("error: {error}");
@@ -155,10 +156,10 @@ struct BadCap {
 }
 
 /// `CAM_MAX_RUNS` overall, and `CAM_<AGENT>_MAX_RUNS` for each agent that has one.
-fn caps(total: u64) -> Result<Caps, BadCap> {
+fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
     let mut per_agent = std::collections::HashMap::new();
-    for agent in cli_agent_engine::AgentKind::ALL {
-        let var = format!("CAM_{}_MAX_RUNS", agent.name().to_ascii_uppercase());
+    for agent in offers.iter().map(|offer| offer.agent) {
+        let var = agent.env_var("MAX_RUNS");
         let Ok(value) = std::env::var(&var) else {
             continue;
         };

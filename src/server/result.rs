@@ -5,7 +5,7 @@
 //! the same for clients that read text: the error with its hint, the answer, one summary line.
 
 use cli_agent_engine::redact::redact;
-use cli_agent_engine::{AgentKind, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
+use cli_agent_engine::{Agent, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -26,7 +26,8 @@ const WARNINGS: usize = 5;
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct JobReport {
     pub job_id: JobId,
-    pub agent: AgentKind,
+    /// The agent's name.
+    pub agent: String,
     pub status: JobStatus,
     /// The final answer, its middle left out when it is over the budget.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,10 +73,10 @@ pub struct ToolsBrief {
 }
 
 impl JobReport {
-    fn new(id: &JobId, agent: AgentKind, status: JobStatus) -> Self {
+    fn new(id: &JobId, agent: &str, status: JobStatus) -> Self {
         Self {
             job_id: id.clone(),
-            agent,
+            agent: agent.to_owned(),
             status,
             answer: None,
             answer_chars: None,
@@ -114,14 +115,14 @@ impl JobReport {
             stderr_tail: (failed && !outcome.stderr_tail.is_empty())
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
-            ..Self::new(id, outcome.agent, finished.status)
+            ..Self::new(id, &outcome.agent, finished.status)
         }
     }
 
     /// A job still queued or running, with the call that collects it.
     pub fn unfinished(
         id: &JobId,
-        agent: AgentKind,
+        agent: &str,
         status: JobStatus,
         elapsed_secs: u64,
         progress: Option<String>,
@@ -143,7 +144,7 @@ impl JobReport {
         };
         Self::unfinished(
             &job.id,
-            job.agent,
+            job.agent.name(),
             status,
             job.elapsed().as_secs(),
             job.progress.line(),
@@ -273,7 +274,7 @@ fn tools_brief(outcome: &Outcome) -> ToolsBrief {
 }
 
 /// The result of a call whose run could not start.
-pub fn setup_failed(agent: AgentKind, error: &SetupError) -> CallToolResult {
+pub fn setup_failed(agent: Agent, error: &SetupError) -> CallToolResult {
     error_result(format!("{agent} did not start: {error}"))
 }
 
@@ -282,7 +283,7 @@ pub fn bad_arguments(error: &ArgsError) -> CallToolResult {
     error_result(error.to_string())
 }
 
-pub fn shutting_down(agent: AgentKind) -> CallToolResult {
+pub fn shutting_down(agent: Agent) -> CallToolResult {
     error_result(format!(
         "{agent} did not start: the server is shutting down; call again once it is back"
     ))
@@ -305,7 +306,7 @@ mod tests {
             message: String::new(),
             hint: None,
         };
-        let mut outcome = Outcome::not_run(AgentKind::Codex, status, placeholder);
+        let mut outcome = Outcome::not_run(cli_agent_engine::clis::CODEX, status, placeholder);
         outcome.answer = answer.to_owned();
         outcome.session_id = Some("s-1".to_owned());
         outcome.duration_ms = 1500;
@@ -378,7 +379,7 @@ mod tests {
     fn an_unfinished_job_says_how_to_collect_it() {
         let report = JobReport::unfinished(
             &id(),
-            AgentKind::Claude,
+            "claude",
             JobStatus::Running,
             45,
             Some("running `cargo test`".to_owned()),

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cli_agent_engine::{AgentKind, Permission, RunRequest};
+use cli_agent_engine::clis::BUILTINS;
+use cli_agent_engine::{Agent, Permission, RunRequest};
 use rmcp::handler::server::common::{schema_for_input, schema_for_output};
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -15,7 +16,8 @@ use serde_json::Value;
 use super::policy::{Policy, Refusal};
 use super::result::JobReport;
 
-/// The arguments of every tool. Fields only some CLIs support are listed in [`EXTRAS`].
+/// The arguments of every tool. Fields only some CLIs support are named by their
+/// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolArgs {
@@ -61,8 +63,21 @@ pub struct CallRequest {
     pub save_to: Option<PathBuf>,
 }
 
-/// Arguments only some CLIs support, and which.
-const EXTRAS: &[(&str, &[AgentKind])] = &[("append_system_prompt", &[AgentKind::Claude])];
+/// Arguments only some CLIs support.
+fn extras() -> impl Iterator<Item = &'static str> {
+    let mut all: Vec<_> = BUILTINS
+        .iter()
+        .flat_map(|cli| cli.extra_arguments().iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all.into_iter()
+}
+
+/// Whether `agent`'s tool takes `field`.
+fn takes(agent: Agent, field: &str) -> bool {
+    !extras().any(|extra| extra == field) || agent.cli().extra_arguments().contains(&field)
+}
 
 /// An enum of plain strings: some clients cannot read the `oneOf` schemars would write.
 fn permission_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
@@ -84,12 +99,12 @@ pub enum ArgsError {
          {{\"prompt\": \"…\"}}; its inputSchema lists the rest"
     )]
     Invalid {
-        agent: AgentKind,
+        agent: Agent,
         source: serde_json::Error,
     },
     #[error("`{field}` is not an argument of the {agent} tool; only {only} takes it")]
     NotForThisAgent {
-        agent: AgentKind,
+        agent: Agent,
         field: &'static str,
         only: String,
     },
@@ -104,20 +119,24 @@ pub enum ArgsError {
 /// Read a call's arguments into a run request within `policy`'s bounds. Blank optional
 /// strings count as absent: calling models often fill every field.
 pub fn call_request(
-    agent: AgentKind,
+    agent: Agent,
     arguments: Option<JsonObject>,
     policy: &Policy,
 ) -> Result<CallRequest, ArgsError> {
     let arguments = arguments.unwrap_or_default();
-    for (field, agents) in EXTRAS {
-        if arguments.contains_key(*field) && !agents.contains(&agent) {
-            let only = agents.iter().map(|a| a.name()).collect::<Vec<_>>();
-            return Err(ArgsError::NotForThisAgent {
-                agent,
-                field,
-                only: only.join(", "),
-            });
-        }
+    if let Some(field) =
+        extras().find(|field| arguments.contains_key(*field) && !takes(agent, field))
+    {
+        let only: Vec<_> = BUILTINS
+            .iter()
+            .filter(|cli| cli.extra_arguments().contains(&field))
+            .map(|cli| cli.name())
+            .collect();
+        return Err(ArgsError::NotForThisAgent {
+            agent,
+            field,
+            only: only.join(", "),
+        });
     }
     let args: ToolArgs = serde_json::from_value(Value::Object(arguments))
         .map_err(|source| ArgsError::Invalid { agent, source })?;
@@ -155,28 +174,66 @@ fn given(value: Option<String>) -> Option<String> {
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "no tool left to offer: --enable/CAM_ENABLE and --disable/CAM_DISABLE leave none of codex, \
-     claude, gemini, opencode"
-)]
-pub struct NoToolsError;
+pub enum CatalogueError {
+    #[error(
+        "no tool left to offer: --enable/CAM_ENABLE and --disable/CAM_DISABLE leave none of {0}"
+    )]
+    NoTools(String),
+    #[error("{setting} names {error}")]
+    Unknown {
+        setting: &'static str,
+        error: cli_agent_engine::agent::UnknownAgent,
+    },
+}
+
+/// An agent the server may offer as a tool, with the description its configuration adds.
+#[derive(Clone, Debug)]
+pub struct Offer {
+    pub agent: Agent,
+    pub note: Option<String>,
+}
+
+impl From<Agent> for Offer {
+    fn from(agent: Agent) -> Self {
+        Self { agent, note: None }
+    }
+}
 
 /// The tools this server offers, in a fixed order.
 pub struct Catalogue {
-    tools: Vec<(AgentKind, Tool)>,
+    tools: Vec<(Agent, Tool)>,
 }
 
 impl Catalogue {
-    /// Every agent in `enable` (all when empty) that is not in `disable`.
-    pub fn new(enable: &[AgentKind], disable: &[AgentKind]) -> Result<Self, NoToolsError> {
-        let tools: Vec<_> = AgentKind::ALL
-            .into_iter()
-            .filter(|agent| enable.is_empty() || enable.contains(agent))
-            .filter(|agent| !disable.contains(agent))
-            .map(|agent| (agent, tool(agent)))
+    /// Every offer named in `enable` (all when empty) that is not named in `disable`.
+    pub fn new(
+        offers: &[Offer],
+        enable: &[String],
+        disable: &[String],
+    ) -> Result<Self, CatalogueError> {
+        let agents: Vec<_> = offers.iter().map(|offer| offer.agent).collect();
+        for (setting, names) in [
+            ("--enable/CAM_ENABLE", enable),
+            ("--disable/CAM_DISABLE", disable),
+        ] {
+            for name in names {
+                cli_agent_engine::agent::find(&agents, name)
+                    .map_err(|error| CatalogueError::Unknown { setting, error })?;
+            }
+        }
+        let chosen = |name: &str| {
+            (enable.is_empty() || enable.iter().any(|e| e == name))
+                && !disable.iter().any(|d| d == name)
+        };
+        let tools: Vec<_> = offers
+            .iter()
+            .filter(|offer| chosen(offer.agent.name()))
+            .map(|offer| (offer.agent, tool(offer)))
             .collect();
         if tools.is_empty() {
-            return Err(NoToolsError);
+            return Err(CatalogueError::NoTools(cli_agent_engine::agent::names(
+                &agents,
+            )));
         }
         Ok(Self { tools })
     }
@@ -185,7 +242,7 @@ impl Catalogue {
         self.tools.iter().map(|(_, tool)| tool.clone()).collect()
     }
 
-    pub fn agent(&self, name: &str) -> Option<AgentKind> {
+    pub fn agent(&self, name: &str) -> Option<Agent> {
         self.tools
             .iter()
             .find(|(_, tool)| tool.name == name)
@@ -198,28 +255,28 @@ impl Catalogue {
     }
 }
 
-fn tool(agent: AgentKind) -> Tool {
-    let mut tool = Tool::new(agent.name(), description(agent), input_schema(agent));
-    tool.title = Some(title(agent).to_owned());
+fn tool(offer: &Offer) -> Tool {
+    let agent = offer.agent;
+    let title = title(agent);
+    let mut tool = Tool::new(agent.name(), description(offer), input_schema(agent));
+    tool.title = Some(title.clone());
     let mut output = schema_for_output::<JobReport>().as_ref().clone();
     drop_numeric_formats(&mut output);
     tool.output_schema = Some(Arc::new(output));
     // It runs another agent with the model provider: open world, and it may write files.
     tool.annotations = Some(
-        ToolAnnotations::with_title(title(agent))
+        ToolAnnotations::with_title(&title)
             .read_only(false)
             .open_world(true),
     );
     tool
 }
 
-fn input_schema(agent: AgentKind) -> Arc<JsonObject> {
+fn input_schema(agent: Agent) -> Arc<JsonObject> {
     let mut schema = arguments_schema::<ToolArgs>();
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
-        for (field, agents) in EXTRAS {
-            if !agents.contains(&agent) {
-                properties.remove(*field);
-            }
+        for field in extras().filter(|field| !takes(agent, field)) {
+            properties.remove(field);
         }
     }
     Arc::new(schema)
@@ -260,36 +317,22 @@ fn drop_numeric_formats(schema: &mut JsonObject) {
     }
 }
 
-fn title(agent: AgentKind) -> &'static str {
-    match agent {
-        AgentKind::Codex => "Codex (OpenAI)",
-        AgentKind::Claude => "Claude Code (Anthropic)",
-        AgentKind::Gemini => "Gemini CLI (Google)",
-        AgentKind::Opencode => "opencode",
+/// A built-in agent's title is its CLI's; a custom agent's says which CLI it runs.
+fn title(agent: Agent) -> String {
+    let title = agent.cli().title();
+    if agent.is_builtin() {
+        title.to_owned()
+    } else {
+        format!("{} ({title})", agent.name())
     }
 }
 
-fn description(agent: AgentKind) -> String {
-    let strengths = match agent {
-        AgentKind::Codex => {
-            "Delegate a coding task to OpenAI's Codex CLI. Good at focused changes, running and \
-             fixing tests, shell-heavy investigation and reviewing a diff. Its permission level \
-             is enforced by an OS sandbox."
-        }
-        AgentKind::Claude => {
-            "Delegate a coding task to Anthropic's Claude Code. Good at changes across many \
-             files, careful reasoning about unfamiliar code, and writing tests and docs. \
-             `append_system_prompt` adds standing instructions."
-        }
-        AgentKind::Gemini => {
-            "Delegate a task to Google's Gemini CLI. Good at reading a large codebase at once, \
-             summarising logs and documents, and giving a second opinion. At read-only it runs \
-             no shell commands."
-        }
-        AgentKind::Opencode => {
-            "Delegate a coding task to opencode, with whichever model provider it is \
-             configured for. Good when you want a model the other agents do not offer."
-        }
+/// What the CLI is good at, the configured note, then how a call works.
+fn description(offer: &Offer) -> String {
+    let strengths = offer.agent.cli().description();
+    let strengths = match &offer.note {
+        Some(note) => format!("{note}\n\n{strengths}"),
+        None => strengths.to_owned(),
     };
     format!(
         "{strengths}\n\nThe agent runs headless in `workspace` (default: the server's working \
@@ -306,6 +349,7 @@ fn description(agent: AgentKind) -> String {
 
 #[cfg(test)]
 mod tests {
+    use cli_agent_engine::clis;
     use serde_json::json;
 
     use super::*;
@@ -329,7 +373,7 @@ mod tests {
     #[test]
     fn arguments_become_a_request_with_defaults_and_blank_strings_dropped() {
         let request = call_request(
-            AgentKind::Claude,
+            clis::CLAUDE,
             args(
                 json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
                         "timeout_secs": 5, "workspace": std::env::temp_dir()}),
@@ -373,7 +417,7 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            let error = call_request(AgentKind::Codex, args(value), &policy())
+            let error = call_request(clis::CODEX, args(value), &policy())
                 .expect_err(expected)
                 .to_string();
             assert!(error.contains(expected), "{error}");
@@ -392,14 +436,14 @@ mod tests {
                 .collect();
             names
         };
-        assert!(properties(AgentKind::Claude).contains(&"append_system_prompt".to_owned()));
-        assert!(!properties(AgentKind::Codex).contains(&"append_system_prompt".to_owned()));
-        assert!(properties(AgentKind::Gemini).contains(&"session_id".to_owned()));
+        assert!(properties(clis::CLAUDE).contains(&"append_system_prompt".to_owned()));
+        assert!(!properties(clis::CODEX).contains(&"append_system_prompt".to_owned()));
+        assert!(properties(clis::GEMINI).contains(&"session_id".to_owned()));
     }
 
     #[test]
     fn the_schemas_use_only_formats_json_schema_defines() {
-        let tool = tool(AgentKind::Codex);
+        let tool = tool(&Offer::from(clis::CODEX));
         for schema in [Some(tool.input_schema), tool.output_schema] {
             let text = serde_json::to_string(&schema).expect("json");
             assert!(!text.contains("\"format\""), "{text}");
@@ -409,12 +453,21 @@ mod tests {
 
     #[test]
     fn enable_and_disable_choose_the_tools_in_a_fixed_order() {
-        let all = Catalogue::new(&[], &[]).expect("tools");
+        let offers: Vec<Offer> = clis::builtin_agents().map(Offer::from).collect();
+        let names = |list: &[&str]| list.iter().map(|name| name.to_string()).collect::<Vec<_>>();
+        let all = Catalogue::new(&offers, &[], &[]).expect("tools");
         assert_eq!(all.names(), "codex, claude, gemini, opencode");
-        let some = Catalogue::new(&[AgentKind::Gemini, AgentKind::Codex], &[AgentKind::Gemini])
+        let some = Catalogue::new(&offers, &names(&["gemini", "codex"]), &names(&["gemini"]))
             .expect("tools");
         assert_eq!(some.names(), "codex");
         assert_eq!(some.agent("gemini"), None);
-        assert!(Catalogue::new(&[AgentKind::Codex], &[AgentKind::Codex]).is_err());
+        assert!(Catalogue::new(&offers, &names(&["codex"]), &names(&["codex"])).is_err());
+        let unknown = Catalogue::new(&offers, &names(&["cursor"]), &[])
+            .err()
+            .expect("unknown");
+        assert!(
+            unknown.to_string().contains("unknown agent `cursor`"),
+            "{unknown}"
+        );
     }
 }

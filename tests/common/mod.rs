@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{AgentKind, EngineConfig};
+use cli_agent_engine::{Agent, EngineConfig, clis};
 
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
-pub fn fake_bin(agent: AgentKind) -> PathBuf {
+pub fn fake_bin(agent: Agent) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/bin")
         .join(agent.name())
@@ -20,9 +20,8 @@ pub fn fake_bin(agent: AgentKind) -> PathBuf {
 /// An engine configuration that runs the fake CLI for every agent.
 pub fn fake_config() -> EngineConfig {
     EngineConfig {
-        binaries: AgentKind::ALL
-            .into_iter()
-            .map(|agent| (agent, fake_bin(agent)))
+        binaries: clis::builtin_agents()
+            .map(|agent| (agent.name().to_owned(), fake_bin(agent)))
             .collect(),
         grace: Duration::from_secs(1),
         ..EngineConfig::default()

@@ -10,7 +10,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use cli_agent_engine::{
-    AgentEvent, AgentKind, Engine, EngineConfig, Outcome, Permission, RunRequest,
+    Agent, AgentEvent, Engine, EngineConfig, Outcome, Permission, RunRequest, clis,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +25,7 @@ fn repo() -> PathBuf {
 
 /// The installed CLI. When it is missing a local run skips (with a message naming the
 /// install script) and CI, which sets `CAM_TEST_REQUIRE_ALL=1`, fails.
-pub fn installed(agent: AgentKind) -> Option<PathBuf> {
+pub fn installed(agent: Agent) -> Option<PathBuf> {
     let bin = repo()
         .join(".cli-agents/node_modules/.bin")
         .join(agent.name());
@@ -93,7 +93,7 @@ impl MockModel {
     }
 
     /// Logged model requests of `agent`'s protocol whose prompt mentions `needle`.
-    pub fn requests_with(&self, agent: AgentKind, needle: &str) -> Vec<Value> {
+    pub fn requests_with(&self, agent: Agent, needle: &str) -> Vec<Value> {
         self.requests()
             .into_iter()
             .filter(|request| request["protocol"] == agent.name())
@@ -132,7 +132,7 @@ pub enum Retries {
 /// directory, and a wrapper script that sets the environment and `exec`s the real CLI, so
 /// the engine, `run` and the server all drive the CLI exactly as a user's would.
 pub struct Sandbox {
-    pub agent: AgentKind,
+    pub agent: Agent,
     pub workspace: PathBuf,
     pub wrapper: PathBuf,
     /// `CAM_TEST_TAG=<unique>`, inherited by every process the CLI starts.
@@ -141,7 +141,7 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    pub fn new(agent: AgentKind, real_bin: &Path, port: u16, retries: Retries) -> Self {
+    pub fn new(agent: Agent, real_bin: &Path, port: u16, retries: Retries) -> Self {
         let dir = TempDir::new(&format!("real-{agent}"));
         let root = dir.path().to_path_buf();
         for sub in [
@@ -184,7 +184,9 @@ impl Sandbox {
     /// An engine that runs this sandbox's CLI.
     pub fn engine(&self) -> Engine {
         Engine::new(EngineConfig {
-            binaries: [(self.agent, self.wrapper.clone())].into_iter().collect(),
+            binaries: [(self.agent.name().to_owned(), self.wrapper.clone())]
+                .into_iter()
+                .collect(),
             ..EngineConfig::default()
         })
     }
@@ -234,18 +236,18 @@ fn write_wrapper(wrapper: &Path, real_bin: &Path, tag: &str, env: &[(String, Str
 }
 
 /// Write `agent`'s config under `root` and return the environment that points it at the mock.
-fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<(String, String)> {
+fn configure(agent: Agent, root: &Path, port: u16, retries: Retries) -> Vec<(String, String)> {
     let base = format!("http://127.0.0.1:{port}");
     let home = |dir: &str| path(&root.join(dir));
-    let mut env = match agent {
-        AgentKind::Codex => {
+    let mut env = match agent.name() {
+        "codex" => {
             write(root, "codex/config.toml", &codex_config(port, retries));
             vec![
                 ("CODEX_HOME", home("codex")),
                 ("FAKE_API_KEY", "sk-fake".into()),
             ]
         }
-        AgentKind::Claude => vec![
+        "claude" => vec![
             ("ANTHROPIC_BASE_URL", base),
             ("ANTHROPIC_API_KEY", "sk-ant-fake".into()),
             ("CLAUDE_CONFIG_DIR", home("claude")),
@@ -255,7 +257,7 @@ fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1".into()),
         ],
-        AgentKind::Gemini => {
+        "gemini" => {
             let settings = gemini_settings(retries);
             write(root, "gemini/.gemini/settings.json", &settings);
             vec![
@@ -266,7 +268,7 @@ fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<
                 ("GEMINI_SANDBOX", "false".into()),
             ]
         }
-        AgentKind::Opencode => {
+        "opencode" => {
             write(root, "opencode.json", &opencode_config(port));
             vec![
                 ("OPENCODE_CONFIG", home("opencode.json")),
@@ -277,8 +279,9 @@ fn configure(agent: AgentKind, root: &Path, port: u16, retries: Retries) -> Vec<
                 ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
             ]
         }
+        other => panic!("{other} is not configured for the mock model here"),
     };
-    if agent == AgentKind::Claude && retries == Retries::Shortened {
+    if agent == clis::CLAUDE && retries == Retries::Shortened {
         env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
     }
     env.into_iter()
@@ -368,9 +371,9 @@ pub async fn run(
 /// The permission under which each CLI offers its shell tool to the model without asking.
 /// claude's `unlimited` needs `IS_SANDBOX=1` as root, which the engine checks in its own
 /// environment; `workspace-write` pre-approves Bash just as well.
-pub fn shell_permission(agent: AgentKind) -> Permission {
-    match agent {
-        AgentKind::Claude => Permission::WorkspaceWrite,
+pub fn shell_permission(agent: Agent) -> Permission {
+    match agent.name() {
+        "claude" => Permission::WorkspaceWrite,
         _ => Permission::Unlimited,
     }
 }
@@ -390,10 +393,10 @@ impl Sandbox {
             .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
             .collect();
         let command = env!("CARGO_BIN_EXE_cli-agent-mcp");
-        match self.agent {
+        match self.agent.name() {
             // codex defers MCP tools behind tool_search; `approve` pre-approves every tool
             // (else `exec`, whose approval policy is `never`, refuses the call).
-            AgentKind::Codex => {
+            "codex" => {
                 let mut table = format!(
                     "\n[mcp_servers.{MCP_SERVER}]\ncommand = {}\nargs = [\"serve\"]\n\
                      startup_timeout_sec = 60\ntool_timeout_sec = 120\n\
@@ -408,7 +411,7 @@ impl Sandbox {
                 toml.push_str(&table);
                 std::fs::write(config, toml).expect("write the codex config");
             }
-            AgentKind::Claude => {
+            "claude" => {
                 let servers = serde_json::json!({ "mcpServers": { MCP_SERVER: {
                     "type": "stdio", "command": command, "args": ["serve"], "env": env,
                 } } });
@@ -422,9 +425,9 @@ impl Sandbox {
     /// workspace, with none of the test process's own `CAM_*` settings.
     pub fn host_turn(&self, prompt: &str) -> tokio::process::Command {
         let mut command = tokio::process::Command::new(&self.wrapper);
-        match self.agent {
-            AgentKind::Codex => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
-            AgentKind::Claude => command
+        match self.agent.name() {
+            "codex" => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
+            "claude" => command
                 .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
                 .arg("--mcp-config")
                 .arg(self.root().join("mcp.json"))

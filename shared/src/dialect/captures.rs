@@ -4,9 +4,10 @@
 //! scenario must come out as the engine needs it.
 
 use super::json::{last_usage, parse_all, terminal, texts};
+use crate::agent::Agent;
+use crate::clis::{CLAUDE, CODEX, GEMINI, OPENCODE};
 use crate::event::AgentEvent;
 use crate::outcome::ErrorKind;
-use crate::request::AgentKind;
 
 /// What a scenario must parse into.
 #[derive(Debug)]
@@ -52,7 +53,7 @@ macro_rules! captures {
     };
 }
 
-fn expectation(agent: AgentKind, scenario: &str) -> Expect {
+fn expectation(agent: Agent, scenario: &str) -> Expect {
     match scenario {
         "plain" | "reasoning" => Expect::Completed("hello from fake model"),
         "tool_call" => Expect::Completed("captured-tool-output"),
@@ -62,7 +63,7 @@ fn expectation(agent: AgentKind, scenario: &str) -> Expect {
         "error_429" => Expect::Failed(ErrorKind::RateLimited),
         "error_500" => Expect::Failed(ErrorKind::ServerError),
         // claude repeats a cut request without streaming, and that one succeeds.
-        "stream_cut" if agent == AgentKind::Claude => Expect::Completed("hello from fake model"),
+        "stream_cut" if agent == CLAUDE => Expect::Completed("hello from fake model"),
         "stream_cut" => Expect::Failed(ErrorKind::StreamCut),
         "connection_refused" => Expect::Failed(ErrorKind::Connection),
         "cancelled" => Expect::Interrupted,
@@ -79,10 +80,10 @@ fn answer(events: &[AgentEvent]) -> String {
     given.unwrap_or_else(|| texts(events).concat())
 }
 
-fn check(agent: AgentKind, scenario: &str, stream: &str) {
+fn check(agent: Agent, scenario: &str, stream: &str) {
     let context = format!("{agent}/{scenario}");
     assert!(!stream.trim().is_empty(), "{context}: the capture is empty");
-    let (events, issues) = parse_all(&mut *super::for_agent(agent), stream);
+    let (events, issues) = parse_all(&mut *agent.cli().dialect(), stream);
     assert_eq!(issues, [], "{context}: lines the parser did not understand");
     assert!(
         events
@@ -121,7 +122,7 @@ fn check(agent: AgentKind, scenario: &str, stream: &str) {
 }
 
 /// What particular scenarios must also carry: usage, reasoning, the tool call.
-fn check_details(agent: AgentKind, scenario: &str, events: &[AgentEvent], context: &str) {
+fn check_details(agent: Agent, scenario: &str, events: &[AgentEvent], context: &str) {
     match scenario {
         "plain" => {
             let usage = last_usage(events).unwrap_or_else(|| panic!("{context}: no usage"));
@@ -129,7 +130,7 @@ fn check_details(agent: AgentKind, scenario: &str, events: &[AgentEvent], contex
             assert!(usage.output_tokens >= 7, "{context}: {usage:?}");
         }
         // gemini's stream-json drops thought parts.
-        "reasoning" if agent != AgentKind::Gemini => assert!(
+        "reasoning" if agent != GEMINI => assert!(
             events.iter().any(|event| matches!(
                 event,
                 AgentEvent::Reasoning { text } if text.contains("about the answer")
@@ -148,7 +149,7 @@ fn check_details(agent: AgentKind, scenario: &str, events: &[AgentEvent], contex
     }
 }
 
-fn check_all(agent: AgentKind, captures: &[(&str, &str)]) {
+fn check_all(agent: Agent, captures: &[(&str, &str)]) {
     for (scenario, stream) in captures {
         check(agent, scenario, stream);
     }
@@ -156,20 +157,20 @@ fn check_all(agent: AgentKind, captures: &[(&str, &str)]) {
 
 #[test]
 fn codex_captures_parse_into_the_expected_outcomes() {
-    check_all(AgentKind::Codex, &captures!("codex"));
+    check_all(CODEX, &captures!("codex"));
 }
 
 #[test]
 fn claude_captures_parse_into_the_expected_outcomes() {
-    check_all(AgentKind::Claude, &captures!("claude"));
+    check_all(CLAUDE, &captures!("claude"));
 }
 
 #[test]
 fn gemini_captures_parse_into_the_expected_outcomes() {
-    check_all(AgentKind::Gemini, &captures!("gemini"));
+    check_all(GEMINI, &captures!("gemini"));
 }
 
 #[test]
 fn opencode_captures_parse_into_the_expected_outcomes() {
-    check_all(AgentKind::Opencode, &captures!("opencode"));
+    check_all(OPENCODE, &captures!("opencode"));
 }

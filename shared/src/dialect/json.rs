@@ -15,7 +15,7 @@ use crate::dialect::LineIssue;
 
 /// A known event with no field the outcome needs.
 #[derive(Deserialize)]
-pub(super) struct Empty {}
+pub(crate) struct Empty {}
 
 #[derive(Deserialize)]
 struct Head<'a> {
@@ -24,7 +24,7 @@ struct Head<'a> {
 }
 
 /// The `type` of a line; `None` for a blank line.
-pub(super) fn event_type(line: &str) -> Result<Option<Cow<'_, str>>, LineIssue> {
+pub(crate) fn event_type(line: &str) -> Result<Option<Cow<'_, str>>, LineIssue> {
     let line = line.trim();
     if line.is_empty() {
         return Ok(None);
@@ -48,12 +48,12 @@ pub(super) fn event_type(line: &str) -> Result<Option<Cow<'_, str>>, LineIssue> 
 }
 
 /// The fields of a line whose type is `kind`.
-pub(super) fn fields<'a, T: Deserialize<'a>>(line: &'a str, kind: &str) -> Result<T, LineIssue> {
+pub(crate) fn fields<'a, T: Deserialize<'a>>(line: &'a str, kind: &str) -> Result<T, LineIssue> {
     serde_json::from_str(line).map_err(|error| issue(&error, kind))
 }
 
 /// The issue with a line of a type the dialect does not know.
-pub(super) fn unknown(line: &str, kind: &str) -> LineIssue {
+pub(crate) fn unknown(line: &str, kind: &str) -> LineIssue {
     match serde_json::from_str::<IgnoredAny>(line) {
         Ok(_) => LineIssue::UnknownType(kind.to_owned()),
         Err(_) => LineIssue::NotJson,
@@ -72,7 +72,7 @@ fn issue(error: &serde_json::Error, kind: &str) -> LineIssue {
 
 /// Checks the loosely read fields of an object of type `kind`, so that a field of the wrong
 /// type makes the line malformed, as a typed struct would.
-pub(super) struct Fields<'k> {
+pub(crate) struct Fields<'k> {
     pub kind: &'k str,
 }
 
@@ -126,7 +126,7 @@ impl Fields<'_> {
 /// CLI changing their shape costs the field, not the line. A string without escapes is
 /// borrowed from the line: only the fields an event keeps are copied.
 #[cfg_attr(test, derive(Debug))]
-pub(super) enum Scalar<'a> {
+pub(crate) enum Scalar<'a> {
     Str(Cow<'a, str>),
     Int(i64),
     Other,
@@ -206,14 +206,14 @@ impl Scalar<'_> {
 }
 
 /// `#[serde(default, deserialize_with = "loose_string")]`: the value if it is a string.
-pub(super) fn loose_string<'de, D: Deserializer<'de>>(
+pub(crate) fn loose_string<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<String>, D::Error> {
     Scalar::deserialize(deserializer).map(Scalar::into_string)
 }
 
 /// `#[serde(default, deserialize_with = "loose_int")]`: the value if it is an integer.
-pub(super) fn loose_int<'de, D: Deserializer<'de>>(
+pub(crate) fn loose_int<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<i64>, D::Error> {
     Scalar::deserialize(deserializer).map(|scalar| match scalar {
@@ -224,7 +224,7 @@ pub(super) fn loose_int<'de, D: Deserializer<'de>>(
 
 /// `#[serde(default, deserialize_with = "loose_http_status")]`: an HTTP status, given as a
 /// number or a string.
-pub(super) fn loose_http_status<'de, D: Deserializer<'de>>(
+pub(crate) fn loose_http_status<'de, D: Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Option<u16>, D::Error> {
     let status = match Scalar::deserialize(deserializer)? {
@@ -236,7 +236,7 @@ pub(super) fn loose_http_status<'de, D: Deserializer<'de>>(
 }
 
 /// Adds token counts read from a line: saturating, so absurd values cannot panic.
-pub(super) fn sum(counts: &[u64]) -> u64 {
+pub(crate) fn sum(counts: &[u64]) -> u64 {
     counts
         .iter()
         .fold(0, |total, &count| total.saturating_add(count))
@@ -245,7 +245,7 @@ pub(super) fn sum(counts: &[u64]) -> u64 {
 /// Every prefix of every line of `stream` through `dialect`, for tests that no cut line
 /// panics.
 #[cfg(test)]
-pub(super) fn parse_every_prefix(dialect: &mut dyn super::Dialect, stream: &str) {
+pub(crate) fn parse_every_prefix(dialect: &mut dyn super::Dialect, stream: &str) {
     let mut events = Vec::new();
     for line in stream.lines() {
         for end in (0..=line.len()).filter(|&end| line.is_char_boundary(end)) {
@@ -258,7 +258,7 @@ pub(super) fn parse_every_prefix(dialect: &mut dyn super::Dialect, stream: &str)
 /// Every line of `stream` through `dialect`: the events, and the issues of the lines
 /// that gave none.
 #[cfg(test)]
-pub(super) fn parse_all(
+pub(crate) fn parse_all(
     dialect: &mut dyn super::Dialect,
     stream: &str,
 ) -> (Vec<crate::event::AgentEvent>, Vec<LineIssue>) {
@@ -274,13 +274,13 @@ pub(super) fn parse_all(
 
 /// The terminal events of a parsed stream.
 #[cfg(test)]
-pub(super) fn terminal(events: &[crate::event::AgentEvent]) -> Vec<&crate::event::AgentEvent> {
+pub(crate) fn terminal(events: &[crate::event::AgentEvent]) -> Vec<&crate::event::AgentEvent> {
     events.iter().filter(|event| event.is_terminal()).collect()
 }
 
 /// Each `(line, type)` gives no event and one `Malformed` issue naming that type.
 #[cfg(test)]
-pub(super) fn assert_each_malformed<D: super::Dialect + Default>(lines: &[(&str, &str)]) {
+pub(crate) fn assert_each_malformed<D: super::Dialect + Default>(lines: &[(&str, &str)]) {
     for (line, kind) in lines {
         let (events, issues) = parse_all(&mut D::default(), line);
         assert!(events.is_empty(), "{line}");
@@ -293,7 +293,7 @@ pub(super) fn assert_each_malformed<D: super::Dialect + Default>(lines: &[(&str,
 
 /// The latest usage a parsed stream reported.
 #[cfg(test)]
-pub(super) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::outcome::Usage> {
+pub(crate) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::outcome::Usage> {
     events.iter().rev().find_map(|event| match event {
         crate::event::AgentEvent::Usage(usage) => Some(*usage),
         _ => None,
@@ -302,7 +302,7 @@ pub(super) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::o
 
 /// The texts among `events`, in order.
 #[cfg(test)]
-pub(super) fn texts(events: &[crate::event::AgentEvent]) -> Vec<&str> {
+pub(crate) fn texts(events: &[crate::event::AgentEvent]) -> Vec<&str> {
     events
         .iter()
         .filter_map(|event| match event {

@@ -5,20 +5,10 @@
 
 #[cfg(test)]
 mod captures;
-mod claude;
-mod codex;
-mod gemini;
-mod json;
-mod opencode;
-mod scan;
-
-pub use claude::ClaudeDialect;
-pub use codex::CodexDialect;
-pub use gemini::GeminiDialect;
-pub use opencode::OpencodeDialect;
+pub(crate) mod json;
+pub(crate) mod scan;
 
 use crate::event::AgentEvent;
-use crate::request::AgentKind;
 
 /// A stateful parser of one CLI's stdout, line by line.
 pub trait Dialect: Send {
@@ -35,14 +25,4 @@ pub enum LineIssue {
     UnknownType(String),
     /// A known type whose fields did not have the expected shape.
     Malformed { event_type: String, reason: String },
-}
-
-/// A fresh parser for `agent`'s dialect.
-pub fn for_agent(agent: AgentKind) -> Box<dyn Dialect> {
-    match agent {
-        AgentKind::Codex => Box::<CodexDialect>::default(),
-        AgentKind::Claude => Box::<ClaudeDialect>::default(),
-        AgentKind::Gemini => Box::<GeminiDialect>::default(),
-        AgentKind::Opencode => Box::<OpencodeDialect>::default(),
-    }
 }

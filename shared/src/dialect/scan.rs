@@ -10,7 +10,7 @@
 
 /// A value of a flat object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Flat<'a> {
+pub(crate) enum Flat<'a> {
     /// A string without escapes, as it appears between its quotes.
     Str(&'a str),
     /// An integer that fits in an `i64`.
@@ -22,7 +22,7 @@ pub(super) enum Flat<'a> {
 }
 
 /// A cursor over one line.
-pub(super) struct Scanner<'a> {
+pub(crate) struct Scanner<'a> {
     text: &'a str,
     at: usize,
     /// Where the block of `specials` starts: a multiple of 64, or `usize::MAX` before the first.

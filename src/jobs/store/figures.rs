@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{AgentEvent, AgentKind};
+use cli_agent_engine::AgentEvent;
 
 use super::tests::{TempDir, insert, outcome};
 use super::*;
@@ -28,7 +28,12 @@ fn record_jobs(store: &Store, dir: &Path) {
     let event = text_event(100);
     let started = Instant::now();
     for _ in 0..JOBS {
-        let id = insert(store, AgentKind::Codex, dir, JobStatus::Running);
+        let id = insert(
+            store,
+            cli_agent_engine::clis::CODEX,
+            dir,
+            JobStatus::Running,
+        );
         let recorder = store.recorder(&id);
         for _ in 0..EVENTS_PER_JOB {
             recorder.event(&event);
@@ -72,7 +77,12 @@ fn list_latency(store: &Store) {
 /// What recording a 200000-event stream costs: the caller's time per event, and the CPU the
 /// whole process (writer thread included) spent.
 fn stream_cost(store: &Store, dir: &Path) {
-    let id = insert(store, AgentKind::Codex, dir, JobStatus::Running);
+    let id = insert(
+        store,
+        cli_agent_engine::clis::CODEX,
+        dir,
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&id);
     let event = text_event(80);
     let cpu_before = process_cpu();

@@ -149,7 +149,7 @@ impl Store {
                     .query_map(
                         params![
                             filter.status.map(JobStatus::name),
-                            filter.agent.map(|agent| agent.name()),
+                            filter.agent.as_deref(),
                             workspace,
                             filter.limit as u64,
                             filter.offset as u64,
@@ -219,7 +219,7 @@ impl Store {
 fn record(row: &Row) -> rusqlite::Result<JobRecord> {
     Ok(JobRecord {
         id: JobId::stored(row.get(0)?),
-        agent: parsed(row, 1)?,
+        agent: row.get(1)?,
         origin: parsed(row, 2)?,
         status: parsed(row, 3)?,
         workspace: row.get::<_, String>(4)?.into(),

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use cli_agent_engine::{AgentKind, ErrorInfo, Permission, Status, Usage};
+use cli_agent_engine::{Agent, ErrorInfo, Permission, Status, Usage};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -166,7 +166,7 @@ fn start_ticks(pid: u32) -> Option<u64> {
 #[derive(Clone, Debug)]
 pub struct NewJob<'a> {
     pub id: &'a JobId,
-    pub agent: AgentKind,
+    pub agent: Agent,
     pub origin: Origin,
     pub workspace: &'a Path,
     pub permission: Permission,
@@ -182,7 +182,8 @@ pub struct NewJob<'a> {
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 pub struct JobRecord {
     pub id: JobId,
-    pub agent: AgentKind,
+    /// The agent's name.
+    pub agent: String,
     pub origin: Origin,
     pub status: JobStatus,
     pub workspace: PathBuf,
@@ -220,7 +221,8 @@ pub struct TranscriptInfo {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ListFilter {
     pub status: Option<JobStatus>,
-    pub agent: Option<AgentKind>,
+    /// An agent's name.
+    pub agent: Option<String>,
     pub workspace: Option<PathBuf>,
     pub limit: usize,
     pub offset: usize,

@@ -2,7 +2,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::{
-    AgentEvent, AgentKind, ErrorInfo, ErrorKind, Outcome, Permission, Status, ToolSummary, Usage,
+    Agent, AgentEvent, ErrorInfo, ErrorKind, Outcome, Permission, Status, ToolSummary, Usage,
 };
 
 use super::*;
@@ -37,12 +37,7 @@ fn open(name: &str) -> (TempDir, Store) {
     (dir, store)
 }
 
-pub(super) fn insert(
-    store: &Store,
-    agent: AgentKind,
-    workspace: &Path,
-    status: JobStatus,
-) -> JobId {
+pub(super) fn insert(store: &Store, agent: Agent, workspace: &Path, status: JobStatus) -> JobId {
     let id = JobId::random();
     store
         .insert(&NewJob {
@@ -62,7 +57,7 @@ pub(super) fn insert(
 
 pub(super) fn outcome(answer: &str) -> Outcome {
     Outcome {
-        agent: AgentKind::Codex,
+        agent: "codex".to_owned(),
         status: Status::Failed,
         answer: answer.to_owned(),
         session_id: Some("sess-1".into()),
@@ -131,7 +126,12 @@ fn dead_owner() -> Owner {
 #[test]
 fn a_job_goes_from_queued_to_running_to_finished_with_its_whole_outcome() {
     let (dir, store) = open("store-round-trip");
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Queued,
+    );
     let queued = store.get(&id).unwrap().unwrap();
     assert_eq!(
         (queued.status, queued.started_ms, queued.owner),
@@ -178,7 +178,12 @@ fn unknown_jobs_are_none_to_readers_and_an_error_to_writers() {
 #[test]
 fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
     let (dir, store) = open("store-pages");
-    let id = insert(&store, AgentKind::Claude, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CLAUDE,
+        dir.path(),
+        JobStatus::Running,
+    );
     let answer: String = (0..1_000_000)
         .map(|i| match i % 5 {
             0 => "a".to_owned(),
@@ -209,7 +214,12 @@ fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
 #[test]
 fn recorded_events_page_back_in_order_with_the_session_and_progress() {
     let (dir, store) = open("store-events");
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&id);
     recorder.event(&AgentEvent::SessionStarted {
         session_id: "thread-9".into(),
@@ -246,7 +256,12 @@ fn recorded_events_page_back_in_order_with_the_session_and_progress() {
 #[test]
 fn events_are_committed_within_a_tick_without_a_flush() {
     let (dir, store) = open("store-tick");
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&id);
     recorder.event(&text("hello"));
     // Another connection sees it: it is committed, not just buffered.
@@ -261,7 +276,12 @@ fn events_are_committed_within_a_tick_without_a_flush() {
 #[test]
 fn events_recorded_after_finish_are_kept() {
     let (dir, store) = open("store-late");
-    let id = insert(&store, AgentKind::Gemini, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::GEMINI,
+        dir.path(),
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&id);
     recorder.event(&text("before"));
     store
@@ -283,7 +303,12 @@ fn the_transcript_cap_keeps_the_head_and_the_newest_tail_and_reports_the_gap() {
     let dir = TempDir::new("store-cap");
     let cap = 20_000;
     let store = Store::open_with(dir.path(), cap).unwrap();
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&id);
     // 100 chunks of 10 events, each line about 100 bytes: 100 KB against a 20 KB cap.
     for chunk in 0..100 {
@@ -333,9 +358,9 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
     let mut ids = Vec::new();
     for i in 0..12 {
         let agent = if i % 2 == 0 {
-            AgentKind::Codex
+            cli_agent_engine::clis::CODEX
         } else {
-            AgentKind::Claude
+            cli_agent_engine::clis::CLAUDE
         };
         let workspace = if i % 3 == 0 { &here } else { &there };
         ids.push(insert(&store, agent, workspace, JobStatus::Running));
@@ -361,7 +386,7 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
     assert_eq!(listed(page(0)), newest_first[..5]);
     assert_eq!(listed(page(10)), newest_first[10..]);
     let codex = listed(ListFilter {
-        agent: Some(AgentKind::Codex),
+        agent: Some("codex".to_owned()),
         ..ListFilter::default()
     });
     assert_eq!(
@@ -391,9 +416,24 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
 #[test]
 fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
     let (dir, store) = open("store-prune");
-    let old = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let recent = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let running = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let old = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let recent = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let running = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     let recorder = store.recorder(&old);
     recorder.event(&text("x"));
     recorder.flush();
@@ -431,11 +471,36 @@ fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
 #[test]
 fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
     let (dir, store) = open("store-orphans");
-    let mine = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let dead = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let queued_dead = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
-    let reused = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let finished_dead = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let mine = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let dead = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let queued_dead = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Queued,
+    );
+    let reused = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let finished_dead = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     store
         .finish(&finished_dead, JobStatus::Completed, &outcome("x"))
         .unwrap();
@@ -473,10 +538,30 @@ fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
 fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
     let (dir, store) = open("store-cancel");
     let me = Owner::this_process();
-    let live = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Queued);
-    let other = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let ended = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
-    let orphan = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let live = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Queued,
+    );
+    let other = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let ended = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
+    let orphan = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     store
         .finish(&ended, JobStatus::TimedOut, &outcome(""))
         .unwrap();
@@ -516,7 +601,12 @@ fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
 /// Opens a store over the damaged file `damaged` and checks that it was moved aside whole.
 fn assert_moved_aside_and_fresh(dir: &Path, damaged: &[u8]) {
     let store = Store::open_with(dir, NO_CAP).unwrap();
-    let id = insert(&store, AgentKind::Codex, dir, JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir,
+        JobStatus::Running,
+    );
     assert!(store.get(&id).unwrap().is_some());
     assert_eq!(store.list(&ListFilter::default()).unwrap().len(), 1);
     let aside: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -541,7 +631,12 @@ fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
     let dir = TempDir::new("store-damaged");
     let store = Store::open_with(dir.path(), NO_CAP).unwrap();
     for _ in 0..50 {
-        let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+        let id = insert(
+            &store,
+            cli_agent_engine::clis::CODEX,
+            dir.path(),
+            JobStatus::Running,
+        );
         store
             .finish(&id, JobStatus::Completed, &outcome(&"x".repeat(5000)))
             .unwrap();
@@ -658,8 +753,12 @@ fn two_stores_on_one_file_write_and_read_at_once() {
                 scope.spawn(|| {
                     (0..100)
                         .map(|i| {
-                            let id =
-                                insert(store, AgentKind::Codex, dir.path(), JobStatus::Running);
+                            let id = insert(
+                                store,
+                                cli_agent_engine::clis::CODEX,
+                                dir.path(),
+                                JobStatus::Running,
+                            );
                             let recorder = store.recorder(&id);
                             recorder.event(&text(&format!("event {i}")));
                             recorder.flush();
@@ -693,7 +792,12 @@ fn two_stores_on_one_file_write_and_read_at_once() {
 #[test]
 fn a_full_disk_fails_the_write_with_what_to_do_and_the_store_still_reads() {
     let (dir, store) = open("store-full");
-    let id = insert(&store, AgentKind::Codex, dir.path(), JobStatus::Running);
+    let id = insert(
+        &store,
+        cli_agent_engine::clis::CODEX,
+        dir.path(),
+        JobStatus::Running,
+    );
     // SQLite's own page limit stands in for the disk: past it, writes fail with SQLITE_FULL.
     let pages: u64 = store
         .conn()

@@ -8,9 +8,9 @@ use std::collections::HashSet;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use super::json::{Empty, Fields, Scalar, event_type, fields, loose_string, unknown};
-use super::scan::{Flat, Scanner};
-use super::{Dialect, LineIssue};
+use crate::dialect::json::{Empty, Fields, Scalar, event_type, fields, loose_string, unknown};
+use crate::dialect::scan::{Flat, Scanner};
+use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::Usage;
 
@@ -162,7 +162,7 @@ impl<'a> Item<'a> {
     }
 }
 
-/// The item of a line whose fields are all flat (see [`super::scan`]), read into `item` as
+/// The item of a line whose fields are all flat (see [`crate::dialect::scan`]), read into `item` as
 /// serde would read it; `None` when serde has to.
 fn quick_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<()> {
     let mut scan = Scanner::new(line);
@@ -483,8 +483,8 @@ fn error(line: ErrorLine, out: &mut Vec<AgentEvent>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{assert_each_malformed, parse_all, parse_every_prefix};
     use super::*;
+    use crate::dialect::json::{assert_each_malformed, parse_all, parse_every_prefix};
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut CodexDialect::default(), stream)
@@ -509,7 +509,7 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/codex/plain.jsonl"
+            "../../../../tests/fixtures/captures/codex/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let usage = Usage {
@@ -531,7 +531,7 @@ mod tests {
     #[test]
     fn reasoning_item_is_reasoning_not_text() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/codex/reasoning.jsonl"
+            "../../../../tests/fixtures/captures/codex/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
@@ -559,7 +559,7 @@ mod tests {
     #[test]
     fn command_starts_and_finishes_with_its_exit_code() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/codex/tool_call.jsonl"
+            "../../../../tests/fixtures/captures/codex/tool_call.jsonl"
         ));
         assert_eq!(issues, []);
         let echo = "/bin/bash -lc 'echo captured-tool-output'";
@@ -588,7 +588,7 @@ mod tests {
     #[test]
     fn failed_command_finishes_unsuccessfully_with_its_exit_code() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/failed-command.jsonl"
+            "../../../../tests/fixtures/streams/codex/failed-command.jsonl"
         ));
         assert_eq!(issues, []);
         let touch = "/bin/bash -lc 'touch x'";
@@ -617,7 +617,7 @@ mod tests {
     #[test]
     fn reconnecting_error_is_a_retry_notice_not_a_failure() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/reconnecting.jsonl"
+            "../../../../tests/fixtures/streams/codex/reconnecting.jsonl"
         ));
         assert_eq!(issues, []);
         let retry = "Reconnecting... 1/5 (Connection failed: error sending request)";
@@ -645,7 +645,7 @@ mod tests {
     #[test]
     fn api_error_is_an_error_notice_then_the_failure() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/codex/error_401.jsonl"
+            "../../../../tests/fixtures/captures/codex/error_401.jsonl"
         ));
         assert_eq!(issues, []);
         let message = "unexpected status 401 Unauthorized: scripted failure 401, url: http://127.0.0.1:39201/v1/responses";
@@ -667,7 +667,7 @@ mod tests {
     #[test]
     fn error_item_is_a_warning() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/error-item.jsonl"
+            "../../../../tests/fixtures/streams/codex/error-item.jsonl"
         ));
         assert_eq!(issues, []);
         assert!(
@@ -682,7 +682,7 @@ mod tests {
     #[test]
     fn interrupted_run_has_no_terminal_event() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/codex/cancelled.jsonl"
+            "../../../../tests/fixtures/captures/codex/cancelled.jsonl"
         ));
         assert_eq!(issues, []);
         // SIGINT ends codex with nothing after `turn.started`.
@@ -693,7 +693,7 @@ mod tests {
     #[test]
     fn other_item_types_are_tools_or_nothing() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/other-items.jsonl"
+            "../../../../tests/fixtures/streams/codex/other-items.jsonl"
         ));
         assert_eq!(issues, []);
         let finished: Vec<(&str, Option<&str>, bool)> = events
@@ -726,7 +726,7 @@ mod tests {
     #[test]
     fn unknown_event_type_is_reported_not_fatal() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/codex/unknown-events.jsonl"
+            "../../../../tests/fixtures/streams/codex/unknown-events.jsonl"
         ));
         assert_eq!(
             issues,
@@ -813,11 +813,11 @@ mod tests {
     /// Item lines of the captures and the test streams, and lines shaped like a long run's.
     fn item_lines() -> Vec<String> {
         let streams = [
-            include_str!("../../../tests/fixtures/captures/codex/tool_call.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/other-items.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/failed-command.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/error-item.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/tool_call.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/reasoning.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/other-items.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/failed-command.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/error-item.jsonl"),
             r#"{"type":"item.completed","item":{"id":"item_9","type":"command_execution","command":"rg -n fn","aggregated_output":"1:fn main\n\"x\"","exit_code":0,"status":"completed"}}"#,
             r#" { "item" : { "type" : "web_search" , "id" : "w" , "query" : 5 , "exit_code" : -12 } , "type" : "item.started" , "n" : true } "#,
         ];
@@ -858,22 +858,22 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/captures/codex/plain.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/tool_call.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/resume.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/error_400.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/error_401.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/error_429.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/error_500.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/stream_cut.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/connection_refused.jsonl"),
-            include_str!("../../../tests/fixtures/captures/codex/cancelled.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/failed-command.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/reconnecting.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/error-item.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/other-items.jsonl"),
-            include_str!("../../../tests/fixtures/streams/codex/unknown-events.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/plain.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/reasoning.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/tool_call.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/resume.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/error_400.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/error_401.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/error_429.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/error_500.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/stream_cut.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/connection_refused.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/codex/cancelled.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/failed-command.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/reconnecting.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/error-item.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/other-items.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/codex/unknown-events.jsonl"),
         ];
         for fixture in fixtures {
             parse_every_prefix(&mut CodexDialect::default(), fixture);

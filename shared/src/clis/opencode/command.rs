@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::CommandLine;
+use crate::command::CommandLine;
 use crate::request::{Permission, RunRequest};
 
 /// opencode's own variables (`OPENCODE_*`) and the keys of the model providers it reads from
@@ -55,14 +55,11 @@ fn policy(permission: Permission) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::AgentKind;
+    use crate::clis::OPENCODE;
 
     #[test]
     fn read_only_denies_edits_and_the_shell() {
-        let cmd = command(
-            &crate::command::request(AgentKind::Opencode),
-            Path::new("opencode"),
-        );
+        let cmd = command(&crate::command::request(OPENCODE), Path::new("opencode"));
         assert_eq!(cmd.args, ["run", "--format", "json", "--thinking"]);
         let policy = cmd.env[0].1.to_str().unwrap();
         let policy: serde_json::Value = serde_json::from_str(policy).unwrap();
@@ -74,7 +71,7 @@ mod tests {
 
     #[test]
     fn resume_names_the_session() {
-        let mut request = crate::command::request(AgentKind::Opencode);
+        let mut request = crate::command::request(OPENCODE);
         request.session_id = Some("ses_abc".into());
         assert!(
             command(&request, Path::new("opencode"))

@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use super::CommandLine;
+use crate::command::CommandLine;
 use crate::error::SetupError;
-use crate::request::{AgentKind, Permission, RunRequest};
+use crate::request::{Permission, RunRequest};
 
 /// claude's own variables: its key, base URL and model settings (`ANTHROPIC_*`), its config
 /// dir and switches (`CLAUDE_*`, `DISABLE_*`), the root bypass (`IS_SANDBOX`), its tool and
@@ -43,7 +43,7 @@ pub(super) fn command(
             cmd.args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
         }
         Permission::Unlimited => {
-            refuse_bypass_as_root(as_root)?;
+            refuse_bypass_as_root(request, as_root)?;
             cmd.arg("--dangerously-skip-permissions");
         }
     }
@@ -60,12 +60,12 @@ pub(super) fn command(
 }
 
 /// claude refuses its bypass flag as root unless the environment says it is a sandbox.
-fn refuse_bypass_as_root(as_root: bool) -> Result<(), SetupError> {
+fn refuse_bypass_as_root(request: &RunRequest, as_root: bool) -> Result<(), SetupError> {
     if !as_root || std::env::var_os("IS_SANDBOX").is_some_and(|v| v == "1") {
         return Ok(());
     }
     Err(SetupError::PermissionUnavailable {
-        agent: AgentKind::Claude,
+        agent: request.agent,
         permission: Permission::Unlimited,
         reason:
             "claude refuses --dangerously-skip-permissions when run as root. Run the server as \
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn read_only_pins_the_default_permission_mode_and_passes_no_prompt_argument() {
         let cmd = command(
-            &crate::command::request(AgentKind::Claude),
+            &crate::command::request(crate::clis::CLAUDE),
             Path::new("claude"),
             false,
         )
@@ -102,7 +102,7 @@ mod tests {
 
     #[test]
     fn values_are_bound_to_their_flags() {
-        let mut request = crate::command::request(AgentKind::Claude);
+        let mut request = crate::command::request(crate::clis::CLAUDE);
         request.session_id = Some("f683".into());
         request.model = Some("--evil".into());
         request.append_system_prompt = Some("-- be brief".into());
@@ -119,7 +119,7 @@ mod tests {
         if std::env::var_os("IS_SANDBOX").is_some() {
             return;
         }
-        let mut request = crate::command::request(AgentKind::Claude);
+        let mut request = crate::command::request(crate::clis::CLAUDE);
         request.permission = Permission::Unlimited;
         let error = command(&request, Path::new("claude"), true)
             .unwrap_err()

@@ -4,8 +4,10 @@
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::json::{event_type, fields, loose_http_status, loose_int, loose_string, sum, unknown};
-use super::{Dialect, LineIssue};
+use crate::dialect::json::{
+    event_type, fields, loose_http_status, loose_int, loose_string, sum, unknown,
+};
+use crate::dialect::{Dialect, LineIssue};
 use crate::event::AgentEvent;
 use crate::outcome::Usage;
 
@@ -260,10 +262,10 @@ fn failure(error: Option<ErrorBody>) -> AgentEvent {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{
+    use super::*;
+    use crate::dialect::json::{
         assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal,
     };
-    use super::*;
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut OpencodeDialect::default(), stream)
@@ -272,7 +274,7 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/plain.jsonl"
+            "../../../../tests/fixtures/captures/opencode/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -299,7 +301,7 @@ mod tests {
     #[test]
     fn reasoning_part_is_reasoning() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/reasoning.jsonl"
+            "../../../../tests/fixtures/captures/opencode/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
@@ -344,7 +346,7 @@ mod tests {
     #[test]
     fn finished_tool_is_started_and_judged_by_its_exit_code() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/tool_call.jsonl"
+            "../../../../tests/fixtures/captures/opencode/tool_call.jsonl"
         ));
         assert_eq!(issues, []);
         let command = "echo captured-tool-output";
@@ -371,7 +373,7 @@ mod tests {
     #[test]
     fn nonzero_exit_or_error_status_finishes_the_tool_as_failed() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
+            "../../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -391,7 +393,7 @@ mod tests {
     #[test]
     fn usage_sums_every_step_finish() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
+            "../../../../tests/fixtures/streams/opencode/failed-tools.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = Usage {
@@ -407,7 +409,7 @@ mod tests {
     #[test]
     fn session_is_announced_once() {
         let (events, _) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/tool_call.jsonl"
+            "../../../../tests/fixtures/captures/opencode/tool_call.jsonl"
         ));
         let sessions = events
             .iter()
@@ -431,7 +433,7 @@ mod tests {
     #[test]
     fn api_error_fails_with_its_status_code() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/error_400.jsonl"
+            "../../../../tests/fixtures/captures/opencode/error_400.jsonl"
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
@@ -444,7 +446,7 @@ mod tests {
     #[test]
     fn connection_error_fails_without_a_status() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/connection_refused.jsonl"
+            "../../../../tests/fixtures/captures/opencode/connection_refused.jsonl"
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
@@ -481,7 +483,7 @@ mod tests {
     #[test]
     fn cut_stream_loop_fails_after_three_unknown_steps() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/opencode/stream_cut.jsonl"
+            "../../../../tests/fixtures/captures/opencode/stream_cut.jsonl"
         ));
         assert_eq!(issues, []);
         let failed = AgentEvent::TurnFailed {
@@ -504,7 +506,7 @@ mod tests {
     #[test]
     fn unknown_event_type_is_reported_not_fatal() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/opencode/unknown-events.jsonl"
+            "../../../../tests/fixtures/streams/opencode/unknown-events.jsonl"
         ));
         assert_eq!(issues, [LineIssue::UnknownType("file_edited".to_owned())]);
         assert_eq!(
@@ -543,19 +545,19 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/captures/opencode/plain.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/tool_call.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/resume.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/error_400.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/error_401.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/error_429.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/error_500.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/stream_cut.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/connection_refused.jsonl"),
-            include_str!("../../../tests/fixtures/captures/opencode/cancelled.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/failed-tools.jsonl"),
-            include_str!("../../../tests/fixtures/streams/opencode/unknown-events.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/plain.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/reasoning.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/tool_call.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/resume.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/error_400.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/error_401.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/error_429.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/error_500.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/stream_cut.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/connection_refused.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/opencode/cancelled.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/opencode/failed-tools.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/opencode/unknown-events.jsonl"),
         ];
         for fixture in fixtures {
             parse_every_prefix(&mut OpencodeDialect::default(), fixture);

@@ -2,12 +2,8 @@
 
 use std::path::Path;
 
-use super::CommandLine;
+use crate::command::CommandLine;
 use crate::request::{Permission, RunRequest};
-
-/// gemini's own variables: its key, home and switches (`GEMINI_*`), and Google's API key,
-/// Cloud project, Vertex switch and credentials (`GOOGLE_*`).
-pub(super) const OWN_ENV: &[&str] = &["GEMINI_*", "GOOGLE_*"];
 
 pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
@@ -38,14 +34,11 @@ fn approval_mode(permission: Permission) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::AgentKind;
+    use crate::clis::GEMINI;
 
     #[test]
     fn read_only_is_the_default_approval_mode() {
-        let cmd = command(
-            &crate::command::request(AgentKind::Gemini),
-            Path::new("gemini"),
-        );
+        let cmd = command(&crate::command::request(GEMINI), Path::new("gemini"));
         assert_eq!(
             cmd.args,
             [
@@ -59,7 +52,7 @@ mod tests {
 
     #[test]
     fn resume_and_model_are_bound_values() {
-        let mut request = crate::command::request(AgentKind::Gemini);
+        let mut request = crate::command::request(GEMINI);
         request.session_id = Some("e59b".into());
         request.model = Some("gemini-2.5-flash".into());
         request.permission = Permission::Unlimited;

@@ -8,10 +8,10 @@ use std::marker::PhantomData;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 
-use super::json::{
+use crate::dialect::json::{
     Empty, Scalar, event_type, fields, loose_http_status, loose_int, loose_string, sum, unknown,
 };
-use super::{Dialect, LineIssue};
+use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::Usage;
 
@@ -414,10 +414,10 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{
+    use super::*;
+    use crate::dialect::json::{
         assert_each_malformed, last_usage, parse_all, parse_every_prefix, terminal, texts,
     };
-    use super::*;
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut ClaudeDialect::default(), stream)
@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn plain_run_yields_session_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/plain.jsonl"
+            "../../../../tests/fixtures/captures/claude/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -456,7 +456,7 @@ mod tests {
     #[test]
     fn thinking_block_is_reasoning() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/reasoning.jsonl"
+            "../../../../tests/fixtures/captures/claude/reasoning.jsonl"
         ));
         assert_eq!(issues, []);
         assert_eq!(
@@ -477,7 +477,7 @@ mod tests {
     #[test]
     fn tool_result_finishes_the_tool_its_id_names() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/tool_call.jsonl"
+            "../../../../tests/fixtures/captures/claude/tool_call.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -505,7 +505,7 @@ mod tests {
     #[test]
     fn error_tool_result_finishes_the_tool_as_failed() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/failed-tool.jsonl"
+            "../../../../tests/fixtures/streams/claude/failed-tool.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -546,7 +546,7 @@ mod tests {
     #[test]
     fn synthetic_api_error_is_not_an_answer() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/error_429.jsonl"
+            "../../../../tests/fixtures/captures/claude/error_429.jsonl"
         ));
         assert_eq!(issues, []);
         assert!(
@@ -569,7 +569,7 @@ mod tests {
     #[test]
     fn api_retries_are_retry_notices() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/retry.jsonl"
+            "../../../../tests/fixtures/streams/claude/retry.jsonl"
         ));
         assert_eq!(issues, []);
         let retries: Vec<&AgentEvent> = events
@@ -600,7 +600,7 @@ mod tests {
     #[test]
     fn interrupted_run_is_aborted_with_claudes_reason() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/cancelled.jsonl"
+            "../../../../tests/fixtures/captures/claude/cancelled.jsonl"
         ));
         assert_eq!(issues, []);
         let aborted = AgentEvent::TurnAborted {
@@ -616,7 +616,7 @@ mod tests {
     #[test]
     fn interrupted_tool_finishes_as_failed() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"
+            "../../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"
         ));
         assert_eq!(issues, []);
         let killed = AgentEvent::ToolFinished {
@@ -658,7 +658,7 @@ mod tests {
     #[test]
     fn zero_usage_falls_back_to_model_usage() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/usage-quirk.jsonl"
+            "../../../../tests/fixtures/streams/claude/usage-quirk.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = Usage {
@@ -681,7 +681,7 @@ mod tests {
     fn retried_cut_stream_completes_with_its_usage_from_model_usage() {
         // claude repeats a cut request without streaming; that result reports zero usage.
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/claude/stream_cut.jsonl"
+            "../../../../tests/fixtures/captures/claude/stream_cut.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = Usage {
@@ -703,7 +703,7 @@ mod tests {
     #[test]
     fn progress_subtypes_and_stream_events_give_nothing() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/progress.jsonl"
+            "../../../../tests/fixtures/streams/claude/progress.jsonl"
         ));
         assert_eq!(issues, []);
         let texts = events
@@ -716,7 +716,7 @@ mod tests {
     #[test]
     fn unknown_event_type_is_reported_not_fatal() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/claude/unknown-events.jsonl"
+            "../../../../tests/fixtures/streams/claude/unknown-events.jsonl"
         ));
         assert_eq!(
             issues,
@@ -763,23 +763,23 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/captures/claude/plain.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/tool_call.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/resume.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/error_400.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/error_401.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/error_429.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/error_500.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/stream_cut.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/connection_refused.jsonl"),
-            include_str!("../../../tests/fixtures/captures/claude/cancelled.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/failed-tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/retry.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/usage-quirk.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/progress.jsonl"),
-            include_str!("../../../tests/fixtures/streams/claude/unknown-events.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/plain.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/reasoning.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/tool_call.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/resume.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/error_400.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/error_401.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/error_429.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/error_500.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/stream_cut.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/connection_refused.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/claude/cancelled.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/failed-tool.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/interrupted-tool.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/retry.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/usage-quirk.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/progress.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/claude/unknown-events.jsonl"),
         ];
         for fixture in fixtures {
             parse_every_prefix(&mut ClaudeDialect::default(), fixture);

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use super::json::{event_type, fields, loose_string, sum, unknown};
-use super::{Dialect, LineIssue};
+use crate::dialect::json::{event_type, fields, loose_string, sum, unknown};
+use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::outcome::Usage;
 
@@ -216,8 +216,8 @@ fn status_code_in(message: &str) -> Option<u16> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::json::{assert_each_malformed, parse_all, parse_every_prefix, terminal};
     use super::*;
+    use crate::dialect::json::{assert_each_malformed, parse_all, parse_every_prefix, terminal};
 
     fn parse(stream: &str) -> (Vec<AgentEvent>, Vec<LineIssue>) {
         parse_all(&mut GeminiDialect::default(), stream)
@@ -233,7 +233,7 @@ mod tests {
     #[test]
     fn plain_run_yields_session_delta_text_usage_and_completion() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/gemini/plain.jsonl"
+            "../../../../tests/fixtures/captures/gemini/plain.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = [
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn tool_result_finishes_the_tool_its_id_names() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/gemini/tool_call.jsonl"
+            "../../../../tests/fixtures/captures/gemini/tool_call.jsonl"
         ));
         assert_eq!(issues, []);
         let id = "run_shell_command__run_shell_command_1795293606957_0";
@@ -295,7 +295,7 @@ mod tests {
     #[test]
     fn error_tool_result_finishes_the_tool_as_failed() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/gemini/failed-tool.jsonl"
+            "../../../../tests/fixtures/streams/gemini/failed-tool.jsonl"
         ));
         assert_eq!(issues, []);
         let id = "list_directory__list_directory_1795275406800_1";
@@ -322,7 +322,7 @@ mod tests {
     #[test]
     fn api_error_result_fails_with_its_http_status() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/gemini/error_400.jsonl"
+            "../../../../tests/fixtures/captures/gemini/error_400.jsonl"
         ));
         assert_eq!(issues, []);
         let message = r#"[API Error: {"error":{"code":400,"message":"scripted failure 400","status":"INVALID_ARGUMENT"}}]"#;
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn failed_result_without_error_takes_the_last_error_event() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/gemini/stream_cut.jsonl"
+            "../../../../tests/fixtures/captures/gemini/stream_cut.jsonl"
         ));
         assert_eq!(issues, []);
         let message = "Model stream ended without a finish reason.";
@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn cancelled_run_has_no_terminal_event() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/captures/gemini/cancelled.jsonl"
+            "../../../../tests/fixtures/captures/gemini/cancelled.jsonl"
         ));
         assert_eq!(issues, []);
         // SIGINT ends gemini with nothing after the prompt's echo.
@@ -389,7 +389,7 @@ mod tests {
     #[test]
     fn unknown_event_type_is_reported_not_fatal() {
         let (events, issues) = parse(include_str!(
-            "../../../tests/fixtures/streams/gemini/unknown-events.jsonl"
+            "../../../../tests/fixtures/streams/gemini/unknown-events.jsonl"
         ));
         assert_eq!(issues, [LineIssue::UnknownType("thought".to_owned())]);
         assert_eq!(
@@ -441,19 +441,19 @@ mod tests {
     #[test]
     fn cut_lines_never_panic() {
         let fixtures = [
-            include_str!("../../../tests/fixtures/captures/gemini/plain.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/reasoning.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/tool_call.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/resume.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/error_400.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/error_401.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/error_429.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/error_500.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/stream_cut.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/connection_refused.jsonl"),
-            include_str!("../../../tests/fixtures/captures/gemini/cancelled.jsonl"),
-            include_str!("../../../tests/fixtures/streams/gemini/failed-tool.jsonl"),
-            include_str!("../../../tests/fixtures/streams/gemini/unknown-events.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/plain.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/reasoning.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/tool_call.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/resume.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/error_400.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/error_401.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/error_429.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/error_500.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/stream_cut.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/connection_refused.jsonl"),
+            include_str!("../../../../tests/fixtures/captures/gemini/cancelled.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/gemini/failed-tool.jsonl"),
+            include_str!("../../../../tests/fixtures/streams/gemini/unknown-events.jsonl"),
         ];
         for fixture in fixtures {
             parse_every_prefix(&mut GeminiDialect::default(), fixture);

@@ -4,17 +4,12 @@
 //! closed, so no prompt can be read as a flag and none is limited by the argv size or shown
 //! by `ps`. Every other user-supplied value goes in a `--flag=value` form for the same reason.
 
-mod claude;
-mod codex;
-mod gemini;
-mod opencode;
-
 use std::ffi::OsString;
 use std::path::Path;
 
 use crate::environment::{self, EnvPattern};
 use crate::error::SetupError;
-use crate::request::{AgentKind, RunRequest};
+use crate::request::RunRequest;
 
 /// A program, its arguments and its whole environment: the variables the engine sets, then
 /// those it inherits (see [`crate::environment`]); nothing else reaches the CLI.
@@ -26,7 +21,7 @@ pub struct CommandLine {
 }
 
 impl CommandLine {
-    fn new(program: &Path) -> Self {
+    pub(crate) fn new(program: &Path) -> Self {
         Self {
             program: program.into(),
             args: Vec::new(),
@@ -34,24 +29,36 @@ impl CommandLine {
         }
     }
 
-    fn arg(&mut self, arg: impl Into<String>) -> &mut Self {
+    pub(crate) fn arg(&mut self, arg: impl Into<String>) -> &mut Self {
         self.args.push(arg.into());
         self
     }
 
-    fn args<const N: usize>(&mut self, args: [&str; N]) -> &mut Self {
+    pub(crate) fn args<const N: usize>(&mut self, args: [&str; N]) -> &mut Self {
         self.args.extend(args.map(str::to_owned));
         self
     }
 
     /// `--name=value`: the value cannot be mistaken for a flag.
-    fn flag_value(&mut self, name: &str, value: &str) -> &mut Self {
+    pub(crate) fn flag_value(&mut self, name: &str, value: &str) -> &mut Self {
         self.arg(format!("{name}={value}"))
     }
 
-    fn set_env(&mut self, name: &str, value: &str) -> &mut Self {
+    pub(crate) fn set_env(&mut self, name: &str, value: &str) -> &mut Self {
         self.env.push((name.into(), value.into()));
         self
+    }
+
+    /// Add options before the end-of-options marker `--` if there is one: every value the
+    /// engine puts on a command line is bound with `=`, so a bare `--` can only be that marker,
+    /// and what follows it (a session id, the `-` that reads the prompt from stdin) stays last.
+    fn insert_options(&mut self, options: &[String]) {
+        let at = self
+            .args
+            .iter()
+            .position(|arg| arg == "--")
+            .unwrap_or(self.args.len());
+        self.args.splice(at..at, options.iter().cloned());
     }
 
     /// Add what the CLI inherits from `parent`: the base set, `own` and `passed`, except the
@@ -71,39 +78,29 @@ impl CommandLine {
     }
 }
 
-/// The command line that runs `request` with the CLI at `program`, with the environment it
-/// inherits: the base set, its own variables and `passed` (`CAM_PASS_ENV`).
+/// The command line that runs `request` with the CLI at `program`: the CLI's own command
+/// line, the agent's extra arguments and variables, and the environment it inherits: the
+/// base set, the CLI's own variables and `passed` (`CAM_PASS_ENV`).
 pub fn build(
     request: &RunRequest,
     program: &Path,
     passed: &[EnvPattern],
 ) -> Result<CommandLine, SetupError> {
-    let mut cmd = match request.agent {
-        AgentKind::Codex => codex::command(request, program),
-        AgentKind::Claude => claude::command(request, program, is_root())?,
-        AgentKind::Gemini => gemini::command(request, program),
-        AgentKind::Opencode => opencode::command(request, program),
-    };
-    cmd.inherit(std::env::vars_os(), own_env(request.agent), passed);
+    let cli = request.agent.cli();
+    let profile = request.agent.profile();
+    let mut cmd = cli.command(request, program)?;
+    cmd.insert_options(&profile.args);
+    for (name, value) in &profile.env {
+        if cmd.env.iter().all(|(set, _)| set != name.as_str()) {
+            cmd.set_env(name, value);
+        }
+    }
+    cmd.inherit(std::env::vars_os(), cli.own_env(), passed);
     Ok(cmd)
 }
 
-/// The variables `agent` receives from the server's environment besides the base set.
-fn own_env(agent: AgentKind) -> &'static [&'static str] {
-    match agent {
-        AgentKind::Codex => codex::OWN_ENV,
-        AgentKind::Claude => claude::OWN_ENV,
-        AgentKind::Gemini => gemini::OWN_ENV,
-        AgentKind::Opencode => opencode::OWN_ENV,
-    }
-}
-
-fn is_root() -> bool {
-    nix::unistd::geteuid().is_root()
-}
-
 #[cfg(test)]
-fn request(agent: AgentKind) -> RunRequest {
+pub(crate) fn request(agent: crate::agent::Agent) -> RunRequest {
     RunRequest::new(agent, "--dangerously-bypass-approvals-and-sandbox", "/tmp")
 }
 
@@ -120,8 +117,12 @@ mod tests {
             ("GITHUB_TOKEN", "ghp_x"),
         ]
         .map(|(name, value)| (OsString::from(name), OsString::from(value)));
-        let mut cmd = opencode::command(&request(AgentKind::Opencode), Path::new("opencode"));
-        cmd.inherit(parent, own_env(AgentKind::Opencode), &[]);
+        let agent = crate::clis::OPENCODE;
+        let mut cmd = agent
+            .cli()
+            .command(&request(agent), Path::new("opencode"))
+            .unwrap();
+        cmd.inherit(parent, agent.cli().own_env(), &[]);
         let names: Vec<_> = cmd.env.iter().map(|(name, _)| name.clone()).collect();
         assert_eq!(
             names,

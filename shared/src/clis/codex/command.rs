@@ -2,12 +2,8 @@
 
 use std::path::Path;
 
-use super::CommandLine;
+use crate::command::CommandLine;
 use crate::request::{Permission, RunRequest};
-
-/// codex's own variables: its API key and base URL, and its home (config, sessions, auth).
-/// A custom provider's `env_key` is passed with `CAM_PASS_ENV`.
-pub(super) const OWN_ENV: &[&str] = &["OPENAI_*", "CODEX_*"];
 
 pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
@@ -54,14 +50,11 @@ fn toml_string(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::request::AgentKind;
+    use crate::clis::CODEX;
 
     #[test]
     fn new_run_sets_the_sandbox_and_reads_the_prompt_from_stdin() {
-        let cmd = command(
-            &crate::command::request(AgentKind::Codex),
-            Path::new("codex"),
-        );
+        let cmd = command(&crate::command::request(CODEX), Path::new("codex"));
         assert_eq!(
             cmd.args,
             [
@@ -78,7 +71,7 @@ mod tests {
 
     #[test]
     fn resume_sets_the_sandbox_through_config_because_resume_has_no_s_flag() {
-        let mut request = crate::command::request(AgentKind::Codex);
+        let mut request = crate::command::request(CODEX);
         request.session_id = Some("0199-thread".into());
         request.permission = Permission::WorkspaceWrite;
         request.model = Some("gpt-5.5".into());
@@ -101,7 +94,7 @@ mod tests {
 
     #[test]
     fn unlimited_is_danger_full_access() {
-        let mut request = crate::command::request(AgentKind::Codex);
+        let mut request = crate::command::request(CODEX);
         request.permission = Permission::Unlimited;
         assert!(
             command(&request, Path::new("codex"))

@@ -1,0 +1,78 @@
+//! Anthropic's Claude Code: `claude -p --output-format stream-json`.
+
+mod command;
+pub(crate) mod dialect;
+
+use std::path::Path;
+
+use super::Cli;
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Claude;
+
+impl Cli for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code (Anthropic)"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a coding task to Anthropic's Claude Code. Good at changes across many \
+         files, careful reasoning about unfamiliar code, and writing tests and docs. \
+         `append_system_prompt` adds standing instructions."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "@anthropic-ai/claude-code"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "2.1.197"
+    }
+
+    fn own_env(&self) -> &'static [&'static str] {
+        command::OWN_ENV
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        command::command(request, program, nix::unistd::geteuid().is_root())
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::ClaudeDialect>::default()
+    }
+
+    /// The print mode and its formats, the permission mode and tool grants, extra
+    /// directories, and the session flags.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "-p",
+            "--print",
+            "--output-format",
+            "--input-format",
+            "--permission-mode",
+            "--dangerously-skip-permissions",
+            "--allow-dangerously-skip-permissions",
+            "--allowedTools",
+            "--allowed-tools",
+            "--permission-prompt-tool",
+            "--add-dir",
+            "-r",
+            "--resume",
+            "-c",
+            "--continue",
+            "--session-id",
+            "--model",
+        ]
+    }
+
+    fn extra_arguments(&self) -> &'static [&'static str] {
+        &["append_system_prompt"]
+    }
+}

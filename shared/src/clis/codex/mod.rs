@@ -1,0 +1,82 @@
+//! OpenAI's Codex CLI: `codex exec --json`, sandboxed by the OS.
+
+mod command;
+pub(crate) mod dialect;
+
+use std::path::Path;
+
+use super::Cli;
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Codex;
+
+impl Cli for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex (OpenAI)"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a coding task to OpenAI's Codex CLI. Good at focused changes, running and \
+         fixing tests, shell-heavy investigation and reviewing a diff. Its permission level \
+         is enforced by an OS sandbox."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "@openai/codex"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "0.169.0"
+    }
+
+    /// Its API key and base URL, and its home (config, sessions, auth). A custom provider's
+    /// `env_key` is passed with `CAM_PASS_ENV`.
+    fn own_env(&self) -> &'static [&'static str] {
+        &["OPENAI_*", "CODEX_*"]
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        Ok(command::command(request, program))
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::CodexDialect>::default()
+    }
+
+    /// The sandbox, the output format, the working directory and extra writable roots.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "--json",
+            "-s",
+            "--sandbox",
+            "--full-auto",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "-a",
+            "--ask-for-approval",
+            "-C",
+            "--cd",
+            "--add-dir",
+            "-c=sandbox_mode",
+            "--config=sandbox_mode",
+            "-m",
+            "--model",
+        ]
+    }
+
+    /// `codex exec --json` reports a thread's usage summed over all its turns.
+    fn usage_is_cumulative(&self) -> bool {
+        true
+    }
+
+    /// codex resumes a thread from any directory.
+    fn resumes_only_from_origin(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,74 @@
+//! Google's Gemini CLI: `gemini --output-format stream-json`.
+
+mod command;
+pub(crate) mod dialect;
+
+use std::path::Path;
+
+use super::Cli;
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Gemini;
+
+impl Cli for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI (Google)"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a task to Google's Gemini CLI. Good at reading a large codebase at once, \
+         summarising logs and documents, and giving a second opinion. At read-only it runs \
+         no shell commands."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "@google/gemini-cli"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "0.61.0"
+    }
+
+    /// Its key, home and switches (`GEMINI_*`), and Google's API key, Cloud project, Vertex
+    /// switch and credentials (`GOOGLE_*`).
+    fn own_env(&self) -> &'static [&'static str] {
+        &["GEMINI_*", "GOOGLE_*"]
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        Ok(command::command(request, program))
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::GeminiDialect>::default()
+    }
+
+    /// The output format, the approval mode and tool grants, the prompt flags, extra
+    /// directories and the session flag.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "-o",
+            "--output-format",
+            "--approval-mode",
+            "-y",
+            "--yolo",
+            "--allowed-tools",
+            "-p",
+            "--prompt",
+            "-i",
+            "--prompt-interactive",
+            "--include-directories",
+            "-r",
+            "--resume",
+            "-m",
+            "--model",
+        ]
+    }
+}

@@ -1,0 +1,65 @@
+//! opencode: `opencode run --format json`, permission through its environment.
+
+mod command;
+pub(crate) mod dialect;
+
+use std::path::Path;
+
+use super::Cli;
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Opencode;
+
+impl Cli for Opencode {
+    fn name(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn title(&self) -> &'static str {
+        "opencode"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a coding task to opencode, with whichever model provider it is \
+         configured for. Good when you want a model the other agents do not offer."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "opencode-ai"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "1.18.33"
+    }
+
+    fn own_env(&self) -> &'static [&'static str] {
+        command::OWN_ENV
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        Ok(command::command(request, program))
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::OpencodeDialect>::default()
+    }
+
+    /// The output format, the approval switch, the session flags, the model and the
+    /// working directory.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "--format",
+            "--auto",
+            "-s",
+            "--session",
+            "-c",
+            "--continue",
+            "-m",
+            "--model",
+            "--dir",
+        ]
+    }
+}
