@@ -279,6 +279,25 @@ fn configure(agent: Agent, root: &Path, port: u16, retries: Retries) -> Vec<(Str
                 ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
             ]
         }
+        "qwen" => {
+            write(root, "qwen/settings.json", &qwen_settings(retries));
+            vec![
+                ("QWEN_HOME", home("qwen")),
+                ("OPENAI_BASE_URL", format!("{base}/qwen/v1")),
+                ("OPENAI_API_KEY", "sk-fake".into()),
+                ("OPENAI_MODEL", "fake-model".into()),
+            ]
+        }
+        // BYOK: with its own provider copilot needs no GitHub sign-in; offline, it asks
+        // nothing of GitHub either.
+        "copilot" => vec![
+            ("COPILOT_HOME", home("copilot")),
+            ("COPILOT_OFFLINE", "true".into()),
+            ("COPILOT_AUTO_UPDATE", "false".into()),
+            ("COPILOT_PROVIDER_BASE_URL", format!("{base}/copilot/v1")),
+            ("COPILOT_PROVIDER_API_KEY", "sk-fake".into()),
+            ("COPILOT_MODEL", "gpt-5.4".into()),
+        ],
         other => panic!("{other} is not configured for the mock model here"),
     };
     if agent == clis::CLAUDE && retries == Retries::Shortened {
@@ -329,6 +348,23 @@ fn gemini_settings(retries: Retries) -> String {
         "telemetry": { "enabled": false },
     })
     .to_string()
+}
+
+/// qwen's settings: the OpenAI-compatible provider from the environment, and no memory
+/// extraction (a second model request after every turn).
+fn qwen_settings(retries: Retries) -> String {
+    let mut settings = serde_json::json!({
+        "security": { "auth": { "selectedType": "openai" } },
+        "general": { "enableAutoUpdate": false },
+        "memory": { "enableManagedAutoMemory": false },
+        "privacy": { "usageStatisticsEnabled": false },
+        "telemetry": { "enabled": false },
+    });
+    if retries == Retries::Shortened {
+        // Its own retries of 5xx (7 attempts) are fixed; this stops the SDK's under them.
+        settings["model"] = serde_json::json!({ "generationConfig": { "maxRetries": 0 } });
+    }
+    settings.to_string()
 }
 
 fn opencode_config(port: u16) -> String {

@@ -6,8 +6,10 @@
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod opencode;
+mod qwen;
 
 use std::path::Path;
 
@@ -80,6 +82,8 @@ pub static BUILTINS: &[&dyn Cli] = &[
     &claude::Claude,
     &gemini::Gemini,
     &opencode::Opencode,
+    &qwen::Qwen,
+    &copilot::Copilot,
 ];
 
 /// The built-in CLI called `name`.
@@ -102,6 +106,8 @@ pub const CODEX: Agent = Agent::builtin(&codex::Codex);
 pub const CLAUDE: Agent = Agent::builtin(&claude::Claude);
 pub const GEMINI: Agent = Agent::builtin(&gemini::Gemini);
 pub const OPENCODE: Agent = Agent::builtin(&opencode::Opencode);
+pub const QWEN: Agent = Agent::builtin(&qwen::Qwen);
+pub const COPILOT: Agent = Agent::builtin(&copilot::Copilot);
 
 #[cfg(test)]
 mod tests {

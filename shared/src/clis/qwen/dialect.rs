@@ -1,0 +1,152 @@
+//! qwen `--output-format stream-json`: claude's stream-json, which qwen-code adopted, with
+//! three differences handled here. Its `result` reports an error in `error.message` (claude:
+//! `result` or `errors`), its retries are `system/retry` with the counts under `data`, and its
+//! usage counts cached input inside `input_tokens` (claude adds cache reads on top). It also
+//! writes an API error as an assistant text `[API Error: …]`: a notice, not an answer.
+//! Assistant, user and stream lines are claude's and go to claude's parser.
+
+use serde::Deserialize;
+
+use crate::clis::claude::dialect::ClaudeDialect;
+use crate::dialect::json::{event_type, fields, loose_int, loose_string};
+use crate::dialect::{Dialect, LineIssue};
+use crate::event::{AgentEvent, NoticeLevel};
+use crate::outcome::Usage;
+
+/// Parser state for one qwen run: claude's, for the lines the two share.
+#[derive(Debug, Default)]
+pub struct QwenDialect {
+    claude: ClaudeDialect,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "subtype", rename_all = "snake_case")]
+enum System {
+    Init {
+        session_id: String,
+        #[serde(default, deserialize_with = "loose_string")]
+        model: Option<String>,
+    },
+    Retry {
+        #[serde(default)]
+        data: Retry,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Default, Deserialize)]
+struct Retry {
+    #[serde(default, deserialize_with = "loose_int")]
+    attempt: Option<i64>,
+    #[serde(default, rename = "maxRetries", deserialize_with = "loose_int")]
+    max_retries: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct ResultLine {
+    is_error: Option<bool>,
+    #[serde(default)]
+    subtype: String,
+    #[serde(default, deserialize_with = "loose_string")]
+    result: Option<String>,
+    error: Option<ResultError>,
+    #[serde(default)]
+    usage: ResultUsage,
+}
+
+#[derive(Deserialize)]
+struct ResultError {
+    #[serde(default, deserialize_with = "loose_string")]
+    message: Option<String>,
+}
+
+/// `input_tokens` already holds the cache reads, as in OpenAI's `prompt_tokens`.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ResultUsage {
+    input_tokens: u64,
+    cache_read_input_tokens: u64,
+    output_tokens: u64,
+}
+
+impl Dialect for QwenDialect {
+    fn parse_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
+        let Some(kind) = event_type(line)? else {
+            return Ok(());
+        };
+        match kind.as_ref() {
+            "system" => system(fields(line, &kind)?, out),
+            "result" => result(fields(line, &kind)?, out),
+            _ => {
+                let first = out.len();
+                self.claude.parse_line(line, out)?;
+                api_errors_to_notices(&mut out[first..]);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn system(system: System, out: &mut Vec<AgentEvent>) {
+    match system {
+        System::Init { session_id, model } => {
+            out.push(AgentEvent::SessionStarted { session_id, model })
+        }
+        System::Retry { data } => {
+            let count = match (data.attempt, data.max_retries) {
+                (Some(attempt), Some(max)) => format!(" {attempt}/{max}"),
+                (Some(attempt), None) => format!(" {attempt}"),
+                _ => String::new(),
+            };
+            out.push(AgentEvent::Notice {
+                level: NoticeLevel::Retry,
+                message: format!("API retry{count}"),
+            });
+        }
+        System::Other => {}
+    }
+}
+
+/// qwen appends `[API Error: <message>]` to the assistant text of a failed request.
+fn api_errors_to_notices(events: &mut [AgentEvent]) {
+    for event in events {
+        if let AgentEvent::Text { text, .. } = event
+            && text.ends_with(']')
+            && text.contains("[API Error: ")
+        {
+            *event = AgentEvent::Notice {
+                level: NoticeLevel::Error,
+                message: std::mem::take(text),
+            };
+        }
+    }
+}
+
+fn result(result: ResultLine, out: &mut Vec<AgentEvent>) {
+    let usage = result.usage;
+    out.push(AgentEvent::Usage(Usage {
+        input_tokens: usage.input_tokens,
+        cached_input_tokens: usage.cache_read_input_tokens,
+        output_tokens: usage.output_tokens,
+        reasoning_tokens: None,
+        cost_usd: None,
+    }));
+    let event = if result.is_error == Some(true) {
+        // The HTTP status, when there is one, is in the message: `[API Error: 401 …]`.
+        let message = result
+            .error
+            .and_then(|error| error.message)
+            .or(result.result)
+            .unwrap_or(result.subtype);
+        AgentEvent::TurnFailed {
+            message,
+            http_status: None,
+        }
+    } else {
+        AgentEvent::TurnCompleted {
+            answer: result.result.filter(|answer| !answer.is_empty()),
+        }
+    };
+    out.push(event);
+}
