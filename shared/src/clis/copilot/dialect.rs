@@ -245,3 +245,72 @@ impl CopilotDialect {
         out.push(event);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::json::{assert_each_malformed, parse_all, terminal, texts};
+
+    fn parse(stream: &str) -> Vec<AgentEvent> {
+        let (events, issues) = parse_all(&mut CopilotDialect::default(), stream);
+        assert_eq!(issues, []);
+        events
+    }
+
+    #[test]
+    fn the_shell_call_finishes_with_its_exit_code_and_the_last_message_answers() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/copilot/tool_call.jsonl"
+        ));
+        assert!(events.iter().any(|event| matches!(
+            event,
+            AgentEvent::ToolFinished { name, command: Some(command), exit_code: Some(0), success: true, .. }
+                if name == "bash" && command == "echo captured-tool-output"
+        )));
+        assert_eq!(texts(&events), ["tool said: captured-tool-output"]);
+        assert!(matches!(
+            &events[events.len() - 2..],
+            [AgentEvent::SessionStarted { model: Some(model), .. }, AgentEvent::TurnCompleted { answer: None }]
+                if model == "gpt-5.4"
+        ));
+    }
+
+    #[test]
+    fn a_failed_session_reports_its_error_and_status() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/copilot/error_401.jsonl"
+        ));
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnFailed { message, http_status: Some(401) }]
+                if message.contains("Authentication failed")
+        ));
+    }
+
+    #[test]
+    fn an_interrupt_aborts_and_the_result_after_it_ends_nothing() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/copilot/cancelled.jsonl"
+        ));
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnAborted { .. }]
+        ));
+        assert!(matches!(
+            events.last(),
+            Some(AgentEvent::SessionStarted { .. })
+        ));
+    }
+
+    #[test]
+    fn wrongly_shaped_lines_are_malformed() {
+        assert_each_malformed::<CopilotDialect>(&[
+            (r#"{"type":"result","exitCode":0}"#, "result"),
+            (
+                r#"{"type":"tool.execution_start","data":{}}"#,
+                "tool.execution_start",
+            ),
+            (r#"{"type":"assistant.message"}"#, "assistant.message"),
+        ]);
+    }
+}

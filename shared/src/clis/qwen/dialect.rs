@@ -150,3 +150,93 @@ fn result(result: ResultLine, out: &mut Vec<AgentEvent>) {
     };
     out.push(event);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::json::{assert_each_malformed, last_usage, parse_all, terminal, texts};
+
+    fn parse(stream: &str) -> Vec<AgentEvent> {
+        let (events, issues) = parse_all(&mut QwenDialect::default(), stream);
+        assert_eq!(issues, []);
+        events
+    }
+
+    #[test]
+    fn usage_counts_cached_input_once() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/qwen/plain.jsonl"
+        ));
+        let expected = Usage {
+            input_tokens: 100,
+            cached_input_tokens: 20,
+            output_tokens: 7,
+            reasoning_tokens: None,
+            cost_usd: None,
+        };
+        assert_eq!(last_usage(&events), Some(expected));
+        assert_eq!(
+            terminal(&events),
+            [&AgentEvent::TurnCompleted {
+                answer: Some("hello from fake model".to_owned())
+            }]
+        );
+    }
+
+    #[test]
+    fn a_cut_stream_gives_retry_notices_and_a_failure_not_an_api_error_answer() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/qwen/stream_cut.jsonl"
+        ));
+        let retries = events
+            .iter()
+            .filter(|event| {
+                matches!(
+                    event,
+                    AgentEvent::Notice {
+                        level: NoticeLevel::Retry,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(retries >= 4, "{events:#?}");
+        assert!(
+            texts(&events)
+                .iter()
+                .all(|text| !text.contains("[API Error")),
+            "{events:#?}"
+        );
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnFailed { message, .. }] if message.contains("without a finish reason")
+        ));
+    }
+
+    #[test]
+    fn an_http_error_is_a_failure_with_its_message() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/qwen/error_401.jsonl"
+        ));
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnFailed { message, http_status: None }]
+                if message == "[API Error: 401 scripted failure 401]"
+        ));
+    }
+
+    #[test]
+    fn wrongly_shaped_lines_are_malformed() {
+        assert_each_malformed::<QwenDialect>(&[
+            (
+                r#"{"type":"system","subtype":"init","session_id":7}"#,
+                "system",
+            ),
+            (r#"{"type":"result","is_error":"yes"}"#, "result"),
+            (
+                r#"{"type":"result","usage":{"input_tokens":"many"}}"#,
+                "result",
+            ),
+        ]);
+    }
+}
