@@ -98,7 +98,8 @@ async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
         return;
     };
     let permission = real::shell_permission(agent).name();
-    let arguments = json!({"prompt": "RUN_SHELL: sleep 478", "permission": permission});
+    let prompt = real::sleep_prompt(agent, 478);
+    let arguments = json!({"prompt": prompt, "permission": permission});
     let call = server.start_call(agent.name(), arguments, None).await;
     wait_until("the tool's `sleep 478` runs", || {
         if server.has_response(call) {

@@ -66,12 +66,15 @@ async fn resume_continues_the_session(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
-    let first = run_prompt(&sandbox, "ANSWER: remember-the-alpaca").await;
+    // One engine for both turns: it keeps what a CLI with cumulative usage reported before.
+    let engine = sandbox.engine();
+    let request = sandbox.request("ANSWER: remember-the-alpaca");
+    let (first, _) = real::run_on(&engine, request, CancellationToken::new()).await;
     assert_completed(&first);
     assert_eq!(first.answer.trim(), "remember-the-alpaca");
     let mut request = sandbox.request("ANSWER: second-turn");
     request.session_id = first.session_id.clone();
-    let (second, _) = run(&sandbox, request, CancellationToken::new()).await;
+    let (second, _) = real::run_on(&engine, request, CancellationToken::new()).await;
     assert_completed(&second);
     assert_eq!(second.answer.trim(), "second-turn");
     assert_eq!(second.session_id, first.session_id);
@@ -179,7 +182,7 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
-    let mut request = sandbox.request("RUN_SHELL: sleep 477");
+    let mut request = sandbox.request(&real::sleep_prompt(agent, 477));
     request.permission = real::shell_permission(agent);
     let outcome = cancel_when(&sandbox, request, "the tool's `sleep 477` runs", || {
         sandbox.runs(b"sleep\x00477")

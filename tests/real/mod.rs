@@ -384,16 +384,24 @@ fn opencode_config(port: u16) -> String {
     .to_string()
 }
 
-/// Run `request` through the engine, collecting the events it reports.
+/// Run `request` through a fresh engine of `sandbox`, collecting the events it reports.
 pub async fn run(
     sandbox: &Sandbox,
     request: RunRequest,
     cancel: CancellationToken,
 ) -> (Outcome, Vec<AgentEvent>) {
+    run_on(&sandbox.engine(), request, cancel).await
+}
+
+/// [`run`] on `engine`, which remembers the sessions of its earlier runs.
+pub async fn run_on(
+    engine: &Engine,
+    request: RunRequest,
+    cancel: CancellationToken,
+) -> (Outcome, Vec<AgentEvent>) {
     crate::common::become_subreaper();
     let mut events = Vec::new();
-    let outcome = sandbox
-        .engine()
+    let outcome = engine
         .run(request, cancel, &mut |event: &AgentEvent| {
             events.push(event.clone())
         })
@@ -411,6 +419,15 @@ pub fn shell_permission(agent: Agent) -> Permission {
     match agent.name() {
         "claude" => Permission::WorkspaceWrite,
         _ => Permission::Unlimited,
+    }
+}
+
+/// A prompt whose shell call sleeps `secs` seconds. qwen refuses a bare `sleep` ("run
+/// blocking commands in the background") unless a comment says the wait is meant.
+pub fn sleep_prompt(agent: Agent, secs: u32) -> String {
+    match agent.name() {
+        "qwen" => format!("RUN_SHELL: sleep {secs} # intentional-sleep: the test cancels it"),
+        _ => format!("RUN_SHELL: sleep {secs}"),
     }
 }
 
