@@ -362,3 +362,27 @@ real_cli_tests! {
 async fn codex_default_retries_end_at_the_engine_deadline() {
     default_retries_still_end_at_the_engine_deadline(clis::CODEX).await;
 }
+
+/// qwen at read-only refuses a write even when the user's own settings allow its shell and
+/// edits and ask for yolo: plan mode holds where `default` would run the allowed shell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_read_only_holds_against_a_users_allow_rules() {
+    let Some((_mock, sandbox)) = setup(clis::QWEN) else {
+        return;
+    };
+    let file = sandbox.root().join("qwen/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("qwen settings"))
+            .expect("settings JSON");
+    settings["permissions"] =
+        serde_json::json!({ "allow": ["run_shell_command", "write_file", "edit"] });
+    settings["tools"] = serde_json::json!({ "approvalMode": "yolo" });
+    std::fs::write(&file, settings.to_string()).expect("write qwen settings");
+    let outcome = run_prompt(&sandbox, "RUN_SHELL: touch made-by-agent").await;
+    assert_completed(&outcome);
+    assert_eq!(outcome.tools.failed, 1, "{outcome:#?}");
+    assert!(
+        !sandbox.workspace.join("made-by-agent").exists(),
+        "read-only let qwen write: {outcome:#?}"
+    );
+}
