@@ -19,20 +19,16 @@ pub struct QwenDialect {
     claude: ClaudeDialect,
 }
 
+/// A `system` line: qwen's retry notice, else claude's (`init`, …).
 #[derive(Deserialize)]
 #[serde(tag = "subtype", rename_all = "snake_case")]
 enum System {
-    Init {
-        session_id: String,
-        #[serde(default, deserialize_with = "loose_string")]
-        model: Option<String>,
-    },
     Retry {
         #[serde(default)]
         data: Retry,
     },
     #[serde(other)]
-    Other,
+    Claude,
 }
 
 #[derive(Default, Deserialize)]
@@ -76,7 +72,10 @@ impl Dialect for QwenDialect {
             return Ok(());
         };
         match kind.as_ref() {
-            "system" => system(fields(line, &kind)?, out),
+            "system" => match fields(line, &kind)? {
+                System::Retry { data } => retry(data, out),
+                System::Claude => self.claude.parse_line(line, out)?,
+            },
             "result" => result(fields(line, &kind)?, out),
             _ => {
                 let first = out.len();
@@ -88,24 +87,16 @@ impl Dialect for QwenDialect {
     }
 }
 
-fn system(system: System, out: &mut Vec<AgentEvent>) {
-    match system {
-        System::Init { session_id, model } => {
-            out.push(AgentEvent::SessionStarted { session_id, model })
-        }
-        System::Retry { data } => {
-            let count = match (data.attempt, data.max_retries) {
-                (Some(attempt), Some(max)) => format!(" {attempt}/{max}"),
-                (Some(attempt), None) => format!(" {attempt}"),
-                _ => String::new(),
-            };
-            out.push(AgentEvent::Notice {
-                level: NoticeLevel::Retry,
-                message: format!("API retry{count}"),
-            });
-        }
-        System::Other => {}
-    }
+fn retry(data: Retry, out: &mut Vec<AgentEvent>) {
+    let count = match (data.attempt, data.max_retries) {
+        (Some(attempt), Some(max)) => format!(" {attempt}/{max}"),
+        (Some(attempt), None) => format!(" {attempt}"),
+        _ => String::new(),
+    };
+    out.push(AgentEvent::Notice {
+        level: NoticeLevel::Retry,
+        message: format!("API retry{count}"),
+    });
 }
 
 /// qwen appends `[API Error: <message>]` to the assistant text of a failed request.
