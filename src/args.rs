@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use std::collections::HashMap;
 
-use clap::{Arg, ArgMatches, Args, CommandFactory, FromArgMatches, Parser, Subcommand};
+use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
 use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::{EngineConfig, Permission};
@@ -19,6 +19,10 @@ use crate::server::SigintMode;
     about = "Run coding-agent CLIs (codex, claude, gemini, opencode) headless; leave nothing behind"
 )]
 pub struct Cli {
+    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
+    /// Flags and CAM_* variables override what it sets.
+    #[arg(long, env = "CAM_CONFIG", global = true, value_name = "PATH")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
     #[command(flatten)]
@@ -40,6 +44,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// The recorded jobs: list them (the default), show one, print its answer, cancel, prune.
     Jobs(JobsArgs),
+    /// Print the effective settings and agents, and where each setting came from.
+    Config(ConfigArgs),
 }
 
 impl Command {
@@ -47,7 +53,7 @@ impl Command {
         match self {
             // rmcp logs every message it receives at info.
             Self::Serve(_) => "info,rmcp=warn",
-            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) => "warn",
+            Self::Run(_) | Self::Doctor(_) | Self::Jobs(_) | Self::Config(_) => "warn",
         }
     }
 }
@@ -114,35 +120,6 @@ impl EngineArgs {
     }
 }
 
-/// The command line as parsed, with what clap's derive cannot hold: one `--<cli>-bin` per
-/// CLI of the registry.
-pub struct Parsed {
-    pub cli: Cli,
-    pub matches: ArgMatches,
-}
-
-impl Parsed {
-    /// The binaries given on the command line or in the environment, by CLI name.
-    pub fn binaries(&self) -> HashMap<String, PathBuf> {
-        BUILTINS
-            .iter()
-            .filter_map(|cli| {
-                let bin = self.matches.get_one::<PathBuf>(&bin_arg_id(*cli))?;
-                Some((cli.name().to_owned(), bin.clone()))
-            })
-            .collect()
-    }
-}
-
-/// Parse the process's arguments; on an error or `--help`, print and exit as clap does.
-pub fn parse() -> Parsed {
-    let matches = command().get_matches();
-    match Cli::from_arg_matches(&matches) {
-        Ok(cli) => Parsed { cli, matches },
-        Err(error) => error.exit(),
-    }
-}
-
 /// The derived command plus the arguments each CLI of the registry brings.
 pub fn command() -> clap::Command {
     BUILTINS
@@ -206,6 +183,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
     /// Print the whole outcome as one JSON object instead of the answer.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ConfigArgs {
+    /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
 }

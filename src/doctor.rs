@@ -221,9 +221,14 @@ fn render(reports: &[CliReport]) -> String {
             .path
             .as_ref()
             .map_or_else(String::new, |path| path.display().to_string());
+        let name = if report.agent.is_builtin() {
+            report.agent.name().to_owned()
+        } else {
+            format!("{} ({})", report.agent.name(), report.cli)
+        };
         out.push_str(&format!(
             "{:<9} {:<8} {:<9} {path}\n",
-            report.agent.name(),
+            name,
             report.state.label(),
             version
         ));

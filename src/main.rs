@@ -1,6 +1,7 @@
 //! cli-agent-mcp: run coding-agent CLIs headless, from the command line or as an MCP server.
 
 mod args;
+mod config;
 mod doctor;
 mod jobs;
 mod jobs_command;
@@ -22,10 +23,22 @@ fn main() -> ExitCode {
         return guard(args.next());
     }
     return_large_blocks_when_freed();
-    let parsed = args::parse();
-    let binaries = parsed.binaries();
-    let cli = parsed.cli;
-    let command = cli.command.unwrap_or(Command::Serve(cli.serve));
+    let mut loaded = match config::load() {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    loaded.export_store_settings();
+    let config = loaded.engine_config();
+    let agents = loaded.agents();
+    let offers = loaded.offers();
+    let command = match loaded.cli.command.take() {
+        Some(command) => command,
+        None => Command::Serve(loaded.cli.serve.clone()),
+    };
+    let cli = &loaded.cli;
     if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
@@ -43,17 +56,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let config = cli.engine.config(binaries);
-    let agents: Vec<_> = cli_agent_engine::clis::builtin_agents().collect();
     let code = runtime.block_on(async move {
         match command {
-            Command::Serve(args) => {
-                let offers = agents.iter().copied().map(server::Offer::from).collect();
-                server::serve(args, config, offers).await
-            }
+            Command::Serve(args) => server::serve(args, config, offers).await,
             Command::Run(args) => run_command::run(args, config, &agents).await,
             Command::Doctor(args) => doctor::run(config, &agents, args.json).await,
             Command::Jobs(args) => jobs_command::run(args),
+            Command::Config(args) => config::command::run(&loaded, args.json),
         }
     });
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.

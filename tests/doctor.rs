@@ -14,6 +14,7 @@ fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output,
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
     cmd.args(["doctor", "--json"])
         .env("PATH", "/usr/bin:/bin")
+        .env("CAM_CONFIG", "/dev/null")
         .stdin(Stdio::null());
     for agent in clis::builtin_agents() {
         cmd.env(agent.env_var("BIN"), bin(agent));
@@ -97,6 +98,7 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
         .arg("doctor")
         .env("PATH", "/usr/bin:/bin")
+        .env("CAM_CONFIG", "/dev/null")
         .env("CAM_CODEX_BIN", fake(clis::CODEX))
         .env("CAM_CLAUDE_BIN", "/nonexistent/claude")
         .env_remove("CAM_GEMINI_BIN")

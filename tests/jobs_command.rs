@@ -18,6 +18,7 @@ fn jobs(state: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
     cmd.arg("jobs")
         .env("CAM_STATE_DIR", state)
+        .env("CAM_CONFIG", "/dev/null")
         .env_remove("CAM_LOG")
         .env_remove("CAM_JOB_RETENTION_DAYS")
         .stdin(Stdio::null());

@@ -89,6 +89,8 @@ fn cam() -> Command {
     }
     // Runs are recorded as jobs: in the temp dir, never the real home.
     cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"));
+    // No config file: never the real home's.
+    cmd.env("CAM_CONFIG", "/dev/null");
     cmd.stdin(Stdio::null());
     cmd
 }

@@ -85,11 +85,6 @@ impl Agent {
         self.name.is_none()
     }
 
-    /// The base agent: its CLI under the CLI's own name.
-    pub fn base(&self) -> Agent {
-        Agent::builtin(self.cli)
-    }
-
     /// Where its binary is set, for messages.
     pub fn bin_setting(&self) -> String {
         let name = self.name();
@@ -206,7 +201,6 @@ mod tests {
         let agent = Agent::new("codex-work", CODEX.cli(), profile);
         assert_eq!(agent.name(), "codex-work");
         assert_eq!(agent.cli().name(), "codex");
-        assert_eq!(agent.base(), CODEX);
         assert_ne!(agent, CODEX);
         assert_eq!(agent.env_var("MAX_RUNS"), "CAM_CODEX_WORK_MAX_RUNS");
         assert_eq!(Agent::new("codex", CODEX.cli(), Profile::default()), CODEX);

@@ -239,9 +239,11 @@ impl ErrorKind {
 
     /// What the user can do about a failure of this kind.
     pub fn hint(self, agent: Agent) -> Option<String> {
+        // A custom agent's name is no command: the CLI it runs is.
+        let cli = agent.cli().binary();
         let hint = match self {
             Self::Authentication => format!(
-                "check the API key in the server's environment, or log in to {agent} (run `{agent}` once by hand)"
+                "check the API key in the server's environment (or the agent's `env`), or log in to {agent} (run `{cli}` once by hand)"
             ),
             Self::RateLimited => "the provider is rate-limiting this account: wait and retry, or check its quota".to_owned(),
             Self::ServerError => "the model provider had a server error: retry in a moment".to_owned(),

@@ -155,12 +155,21 @@ struct BadCap {
     value: String,
 }
 
-/// `CAM_MAX_RUNS` overall, and `CAM_<AGENT>_MAX_RUNS` for each agent that has one.
+/// The names of the job tools, which no agent may take.
+pub fn job_tool_names() -> Vec<&'static str> {
+    job_tools::JobTool::ALL.map(|tool| tool.name()).to_vec()
+}
+
+/// `CAM_MAX_RUNS` overall, and for each agent `CAM_<AGENT>_MAX_RUNS`, else its configured cap.
 fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
     let mut per_agent = std::collections::HashMap::new();
-    for agent in offers.iter().map(|offer| offer.agent) {
+    for offer in offers {
+        let agent = offer.agent;
         let var = agent.env_var("MAX_RUNS");
         let Ok(value) = std::env::var(&var) else {
+            if let Some(cap) = offer.max_runs {
+                per_agent.insert(agent, cap);
+            }
             continue;
         };
         match value.trim().parse::<usize>() {

@@ -186,16 +186,23 @@ pub enum CatalogueError {
     },
 }
 
-/// An agent the server may offer as a tool, with the description its configuration adds.
+/// An agent the server may offer as a tool, with what its configuration adds.
 #[derive(Clone, Debug)]
 pub struct Offer {
     pub agent: Agent,
+    /// Shown first in its tool's description.
     pub note: Option<String>,
+    /// Its cap on runs at once (`CAM_<AGENT>_MAX_RUNS` overrides it).
+    pub max_runs: Option<usize>,
 }
 
 impl From<Agent> for Offer {
     fn from(agent: Agent) -> Self {
-        Self { agent, note: None }
+        Self {
+            agent,
+            note: None,
+            max_runs: None,
+        }
     }
 }
 

@@ -192,6 +192,8 @@ impl Server {
             .env("CAM_LOG", "info")
             .env("CAM_PASS_ENV", "FAKE_CLI_*")
             .env("CAM_ALLOWED_ROOTS", test_roots())
+            // No config file: never the real home's.
+            .env("CAM_CONFIG", "/dev/null")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -96,6 +96,43 @@ pub fn builtin_agents() -> impl Iterator<Item = Agent> {
     BUILTINS.iter().map(|cli| Agent::builtin(*cli))
 }
 
+/// Why an agent's extra arguments cannot be used.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadArg {
+    #[error(
+        "`{0}` is not a flag: extra arguments are flags only, with any value bound by `=` \
+         (`--flag=value`), so none can be read as the prompt or swallow the next argument"
+    )]
+    NotAFlag(String),
+    #[error(
+        "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model \
+         or working directory): use the tool's arguments or the agent's `model` instead"
+    )]
+    Reserved { arg: String, cli: &'static str },
+}
+
+/// Check extra arguments for `cli`: flags only, none of its [`Cli::reserved_flags`].
+pub fn check_extra_args(cli: &dyn Cli, args: &[String]) -> Result<(), BadArg> {
+    for arg in args {
+        if !arg.starts_with('-') || arg == "-" || arg == "--" {
+            return Err(BadArg::NotAFlag(arg.clone()));
+        }
+        let reserved = cli.reserved_flags().iter().any(|flag| {
+            arg == flag
+                || arg
+                    .strip_prefix(flag)
+                    .is_some_and(|rest| rest.starts_with('='))
+        });
+        if reserved {
+            return Err(BadArg::Reserved {
+                arg: arg.clone(),
+                cli: cli.name(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The names of the built-in CLIs, for messages.
 pub fn builtin_names() -> String {
     let names: Vec<_> = BUILTINS.iter().map(|cli| cli.name()).collect();
@@ -125,6 +162,32 @@ mod tests {
                 cli.name()
             );
         }
+    }
+
+    #[test]
+    fn extra_args_are_flags_that_leave_output_permission_and_prompt_alone() {
+        let cli = CODEX.cli();
+        let args = |list: &[&str]| list.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            check_extra_args(cli, &args(&["--config=model_provider=\"x\"", "--oss"])),
+            Ok(())
+        );
+        for bad in [
+            "-s=danger-full-access",
+            "--json",
+            "--config=sandbox_mode=\"x\"",
+            "-C=/",
+        ] {
+            let error = check_extra_args(cli, &args(&[bad])).unwrap_err();
+            assert!(matches!(error, BadArg::Reserved { .. }), "{bad}: {error}");
+        }
+        for bad in ["prompt", "-", "--"] {
+            let error = check_extra_args(cli, &args(&[bad])).unwrap_err();
+            assert!(matches!(error, BadArg::NotAFlag(_)), "{bad}: {error}");
+        }
+        let claude = CLAUDE.cli();
+        assert!(check_extra_args(claude, &args(&["--dangerously-skip-permissions"])).is_err());
+        assert!(check_extra_args(claude, &args(&["--max-turns=3"])).is_ok());
     }
 
     #[test]

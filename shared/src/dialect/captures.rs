@@ -5,7 +5,7 @@
 
 use super::json::{last_usage, parse_all, terminal, texts};
 use crate::agent::Agent;
-use crate::clis::{CLAUDE, CODEX, COPILOT, GEMINI, OPENCODE, QWEN};
+use crate::clis::{CLAUDE, COPILOT, GEMINI};
 use crate::event::AgentEvent;
 use crate::outcome::ErrorKind;
 
@@ -20,37 +20,32 @@ enum Expect {
     Interrupted,
 }
 
-macro_rules! capture {
-    ($cli:literal, $scenario:literal) => {
-        (
-            $scenario,
-            include_str!(concat!(
-                "../../../tests/fixtures/captures/",
-                $cli,
-                "/",
-                $scenario,
-                ".jsonl"
-            )),
-        )
-    };
-}
+/// The scenarios every CLI has a capture of.
+const SCENARIOS: [&str; 11] = [
+    "plain",
+    "reasoning",
+    "tool_call",
+    "resume",
+    "error_400",
+    "error_401",
+    "error_429",
+    "error_500",
+    "stream_cut",
+    "connection_refused",
+    "cancelled",
+];
 
-macro_rules! captures {
-    ($cli:literal) => {
-        [
-            capture!($cli, "plain"),
-            capture!($cli, "reasoning"),
-            capture!($cli, "tool_call"),
-            capture!($cli, "resume"),
-            capture!($cli, "error_400"),
-            capture!($cli, "error_401"),
-            capture!($cli, "error_429"),
-            capture!($cli, "error_500"),
-            capture!($cli, "stream_cut"),
-            capture!($cli, "connection_refused"),
-            capture!($cli, "cancelled"),
-        ]
-    };
+fn capture(cli: &str, scenario: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/captures")
+        .join(cli)
+        .join(format!("{scenario}.jsonl"));
+    std::fs::read_to_string(&path).unwrap_or_else(|error| {
+        panic!(
+            "{}: {error}; scripts/regen-captures.sh makes it",
+            path.display()
+        )
+    })
 }
 
 fn expectation(agent: Agent, scenario: &str) -> Expect {
@@ -150,38 +145,11 @@ fn check_details(agent: Agent, scenario: &str, events: &[AgentEvent], context: &
     }
 }
 
-fn check_all(agent: Agent, captures: &[(&str, &str)]) {
-    for (scenario, stream) in captures {
-        check(agent, scenario, stream);
+#[test]
+fn every_clis_captures_parse_into_the_expected_outcomes() {
+    for agent in crate::clis::builtin_agents() {
+        for scenario in SCENARIOS {
+            check(agent, scenario, &capture(agent.name(), scenario));
+        }
     }
-}
-
-#[test]
-fn codex_captures_parse_into_the_expected_outcomes() {
-    check_all(CODEX, &captures!("codex"));
-}
-
-#[test]
-fn claude_captures_parse_into_the_expected_outcomes() {
-    check_all(CLAUDE, &captures!("claude"));
-}
-
-#[test]
-fn gemini_captures_parse_into_the_expected_outcomes() {
-    check_all(GEMINI, &captures!("gemini"));
-}
-
-#[test]
-fn opencode_captures_parse_into_the_expected_outcomes() {
-    check_all(OPENCODE, &captures!("opencode"));
-}
-
-#[test]
-fn qwen_captures_parse_into_the_expected_outcomes() {
-    check_all(QWEN, &captures!("qwen"));
-}
-
-#[test]
-fn copilot_captures_parse_into_the_expected_outcomes() {
-    check_all(COPILOT, &captures!("copilot"));
 }
