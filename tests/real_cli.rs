@@ -51,14 +51,9 @@ async fn plain_prompt_returns_answer_session_and_usage(agent: Agent) {
             .is_some_and(|id| !id.is_empty()),
         "{outcome:#?}"
     );
-    if agent == clis::COPILOT {
-        // copilot prints no token counts on stdout.
-        assert_eq!(outcome.usage, None, "{outcome:#?}");
-    } else {
-        let usage = outcome.usage.expect("usage is reported");
-        assert!(usage.input_tokens >= 100, "{usage:?}");
-        assert!(usage.output_tokens >= 7, "{usage:?}");
-    }
+    let usage = outcome.usage.expect("usage is reported");
+    assert!(usage.input_tokens >= 100, "{usage:?}");
+    assert!(usage.output_tokens >= 7, "{usage:?}");
     sandbox.assert_nothing_left();
 }
 

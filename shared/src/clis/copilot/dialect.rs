@@ -1,7 +1,8 @@
 //! copilot `-p --output-format json`: session events `{type, data, id, timestamp, parentId,
 //! ephemeral}` with dotted names, and a last `result` line that alone names the session.
 //! Whole messages are read (`assistant.message`, `assistant.reasoning`); their `*_delta`
-//! pieces are skipped so no text counts twice. copilot prints no token counts on stdout.
+//! pieces are skipped so no text counts twice. Token counts are not on stdout: the engine
+//! reads them from the file `--usage-output-file` names (see `usage.rs`).
 
 use std::collections::HashMap;
 

@@ -2,10 +2,11 @@
 
 mod command;
 mod dialect;
+mod usage;
 
 use std::path::Path;
 
-use super::Cli;
+use super::{Cli, UsageFile};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
@@ -25,7 +26,7 @@ impl Cli for Copilot {
     fn description(&self) -> &'static str {
         "Delegate a coding task to GitHub Copilot CLI, with the models of a Copilot \
          subscription or your own provider (BYOK). Good at work tied to GitHub: issues, pull \
-         requests, Actions. It reports no token usage."
+         requests, Actions."
     }
 
     fn npm_package(&self) -> &'static str {
@@ -75,7 +76,20 @@ impl Cli for Copilot {
             "--session-id",
             "--connect",
             "--model",
+            "--usage-output-file",
         ]
+    }
+
+    /// Its stdout has no token counts; this file has them, for the whole session.
+    fn usage_file(&self) -> Option<UsageFile> {
+        Some(UsageFile {
+            flag: "--usage-output-file",
+            read: usage::read,
+        })
+    }
+
+    fn usage_is_cumulative(&self) -> bool {
+        true
     }
 
     /// copilot resumes a session from any directory.
