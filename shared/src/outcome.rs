@@ -347,6 +347,28 @@ mod tests {
                 "We’re currently experiencing high demand, which may cause temporary errors.",
                 ErrorKind::ServerError,
             ),
+            // qwen
+            (
+                "No saved session found with ID fb4f. Run `qwen --resume` without an ID",
+                ErrorKind::SessionNotFound,
+            ),
+            (
+                "[API Error: Connection error. (cause: connect ECONNREFUSED 127.0.0.1:41389)]",
+                ErrorKind::Connection,
+            ),
+            // copilot
+            (
+                "Error: No session, task, or name matched '0000'.",
+                ErrorKind::SessionNotFound,
+            ),
+            (
+                "Last error: Failed to finalize chat-completions stream: missing finish_reason",
+                ErrorKind::StreamCut,
+            ),
+            (
+                "Could not connect to local model provider at http://127.0.0.1:40077/v1.",
+                ErrorKind::Connection,
+            ),
             ("something odd", ErrorKind::AgentError),
         ];
         for (message, kind) in cases {
