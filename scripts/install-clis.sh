@@ -19,6 +19,6 @@ cp "$pins/package.json" "$pins/package-lock.json" "$dest/"
 # as missing from the lockfile and refuses `ci`. The lockfile still pins every version.
 npm install --prefix "$dest" --no-audit --no-fund --loglevel=error
 cp "$pins/package-lock.json" "$stamp"
-for cli in codex claude gemini opencode; do
+for cli in codex claude gemini opencode qwen copilot; do
     printf '%-9s %s\n' "$cli" "$("$dest/node_modules/.bin/$cli" --version 2>/dev/null | head -n1)"
 done

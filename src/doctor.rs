@@ -201,7 +201,8 @@ async fn version_of(bin: &Path) -> Result<String, String> {
 fn parse_version(output: &str) -> Option<String> {
     output
         .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
-        .map(|word| word.trim_start_matches('v'))
+        // copilot ends its sentence with a full stop: `GitHub Copilot CLI 1.0.102.`
+        .map(|word| word.trim_start_matches('v').trim_end_matches('.'))
         .find(|word| {
             let parts: Vec<&str> = word.split('.').collect();
             parts.len() >= 3
@@ -259,6 +260,13 @@ mod tests {
         );
         assert_eq!(parse_version("0.61.0\n").as_deref(), Some("0.61.0"));
         assert_eq!(parse_version("v1.18.33").as_deref(), Some("1.18.33"));
+        assert_eq!(
+            parse_version(
+                "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n"
+            )
+            .as_deref(),
+            Some("1.0.102")
+        );
         assert_eq!(parse_version("no version here 1.2"), None);
     }
 }

@@ -319,6 +319,8 @@ fn the_readme_example_loads_with_its_agents() {
             ("codex", "codex"),
             ("claude", "claude"),
             ("gemini", "gemini"),
+            ("qwen", "qwen"),
+            ("copilot", "copilot"),
             ("claude-review", "claude"),
             ("codex-work", "codex"),
         ]

@@ -103,6 +103,8 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
         .env("CAM_CLAUDE_BIN", "/nonexistent/claude")
         .env_remove("CAM_GEMINI_BIN")
         .env_remove("CAM_OPENCODE_BIN")
+        .env_remove("CAM_QWEN_BIN")
+        .env_remove("CAM_COPILOT_BIN")
         .stdin(Stdio::null())
         .output()
         .expect("run doctor");
@@ -110,7 +112,7 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("codex     ok"), "{text}");
     assert!(text.contains("claude    missing"), "{text}");
-    assert!(text.contains("1 of 4 CLIs usable"), "{text}");
+    assert!(text.contains("1 of 6 CLIs usable"), "{text}");
 }
 
 #[test]

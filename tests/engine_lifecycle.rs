@@ -362,3 +362,26 @@ async fn bad_requests_are_refused_before_anything_starts() {
         .expect_err("refused");
     assert!(matches!(error, SetupError::EmptyPrompt), "{error}");
 }
+
+/// copilot prints no token counts: the engine names a file for them, reads it after the run,
+/// and removes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_a_cli_writes_to_a_file_is_read_and_the_file_removed() {
+    let dir = TempDir::new("usage-file");
+    let record = dir.path().join("argv.json");
+    let outcome = run(clis::COPILOT, &format!("argv-out={}", record.display())).await;
+    assert_eq!(outcome.status, Status::Completed, "{outcome:?}");
+    let usage = outcome.usage.expect("usage from the file");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (100, 7));
+    let argv: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&record).expect("argv record"))
+            .expect("argv JSON");
+    let file = argv["argv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|arg| arg.as_str()?.strip_prefix("--usage-output-file="))
+        .next()
+        .expect("the engine names a usage file");
+    assert!(!std::path::Path::new(file).exists(), "{file} was left");
+}

@@ -262,7 +262,10 @@ async fn messages_before_initialize_do_not_end_the_session() {
     );
     let init = server.initialize().await;
     assert_eq!(init["serverInfo"]["name"], "cli-agent-mcp");
-    assert_eq!(server.tool_names().await.len(), 8);
+    assert_eq!(
+        server.tool_names().await.len(),
+        mcp::AGENTS.len() + mcp::JOB_TOOLS.len()
+    );
     assert!(
         server
             .stderr()

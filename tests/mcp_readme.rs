@@ -115,10 +115,16 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     let codex =
         Launch::from_entry(&codex_toml_as_json(&readme_snippet("codex"))["mcp_servers"][NAME]);
     let cases = [
-        (&claude_code, vec!["codex", "gemini", "opencode"]),
+        (
+            &claude_code,
+            vec!["codex", "gemini", "opencode", "qwen", "copilot"],
+        ),
         (&desktop, vec!["codex", "gemini"]),
-        (&cursor, vec!["codex", "claude", "gemini", "opencode"]),
-        (&codex, vec!["claude", "gemini", "opencode"]),
+        (&cursor, mcp::AGENTS.to_vec()),
+        (
+            &codex,
+            vec!["claude", "gemini", "opencode", "qwen", "copilot"],
+        ),
     ];
     for (launch, agents) in cases {
         let expected = [agents, mcp::JOB_TOOLS.to_vec()].concat();

@@ -1,4 +1,4 @@
-//! The MCP server with the four real CLIs against the mock model server: for each CLI a plain
+//! The MCP server with the real CLIs against the mock model server: for each CLI a plain
 //! call, a resume of its session, and a cancelled call whose whole tree goes while the server
 //! keeps serving; and the server SIGKILLed while each CLI's shell tool sleeps, leaving nothing.
 //! A CLI that is not installed skips locally and fails in CI (see tests/real).
@@ -98,7 +98,8 @@ async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
         return;
     };
     let permission = real::shell_permission(agent).name();
-    let arguments = json!({"prompt": "RUN_SHELL: sleep 478", "permission": permission});
+    let prompt = real::sleep_prompt(agent, 478);
+    let arguments = json!({"prompt": prompt, "permission": permission});
     let call = server.start_call(agent.name(), arguments, None).await;
     wait_until("the tool's `sleep 478` runs", || {
         if server.has_response(call) {
@@ -143,4 +144,14 @@ async fn gemini_through_the_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_through_the_server() {
     plain_call_resume_and_cancel(clis::OPENCODE).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_through_the_server() {
+    plain_call_resume_and_cancel(clis::QWEN).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_through_the_server() {
+    plain_call_resume_and_cancel(clis::COPILOT).await;
 }

@@ -224,6 +224,8 @@ const SERVER_ENV: &[(&str, &str)] = &[
     ("GEMINI_API_KEY", "gemini-key"),
     ("GOOGLE_CLOUD_PROJECT", "a-project"),
     ("OPENCODE_CONFIG", "/opencode.json"),
+    ("QWEN_HOME", "/qwen-home"),
+    ("COPILOT_HOME", "/copilot-home"),
     ("MY_PASSED_VAR", "passed"),
     ("GITHUB_TOKEN", "github-token"),
     ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
@@ -242,6 +244,8 @@ fn expected_env(agent: Agent) -> Vec<&'static str> {
             "OPENAI_API_KEY",
             "GEMINI_API_KEY",
         ],
+        "qwen" => &["QWEN_HOME", "OPENAI_API_KEY"],
+        "copilot" => &["COPILOT_HOME", "GITHUB_TOKEN"],
         other => panic!("list the variables {other} must receive here"),
     });
     names

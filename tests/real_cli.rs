@@ -1,4 +1,4 @@
-//! The four real CLIs, end to end, against the mock model server: through the engine and
+//! The real CLIs, end to end, against the mock model server: through the engine and
 //! through `cli-agent-mcp run`. Each test starts its own mock and sandbox, so they run in
 //! parallel. A CLI that is not installed skips locally and fails in CI (see tests/real).
 
@@ -61,15 +61,23 @@ async fn resume_continues_the_session(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
-    let first = run_prompt(&sandbox, "ANSWER: remember-the-alpaca").await;
+    // One engine for both turns: it keeps what a CLI with cumulative usage reported before.
+    let engine = sandbox.engine();
+    let request = sandbox.request("ANSWER: remember-the-alpaca");
+    let (first, _) = real::run_on(&engine, request, CancellationToken::new()).await;
     assert_completed(&first);
     assert_eq!(first.answer.trim(), "remember-the-alpaca");
     let mut request = sandbox.request("ANSWER: second-turn");
     request.session_id = first.session_id.clone();
-    let (second, _) = run(&sandbox, request, CancellationToken::new()).await;
+    let (second, _) = real::run_on(&engine, request, CancellationToken::new()).await;
     assert_completed(&second);
     assert_eq!(second.answer.trim(), "second-turn");
     assert_eq!(second.session_id, first.session_id);
+    if agent.cli().usage_is_cumulative() {
+        // One model request per turn: the resumed turn alone, not the session so far.
+        let input = |outcome: &Outcome| outcome.usage.map(|usage| usage.input_tokens);
+        assert_eq!(input(&second), input(&first), "{second:#?}");
+    }
     let resumed = mock.requests_with(agent, "second-turn");
     assert!(
         resumed.iter().any(|request| request["history"]
@@ -169,7 +177,7 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
     let Some((_mock, sandbox)) = setup(agent) else {
         return;
     };
-    let mut request = sandbox.request("RUN_SHELL: sleep 477");
+    let mut request = sandbox.request(&real::sleep_prompt(agent, 477));
     request.permission = real::shell_permission(agent);
     let outcome = cancel_when(&sandbox, request, "the tool's `sleep 477` runs", || {
         sandbox.runs(b"sleep\x00477")
@@ -340,10 +348,36 @@ real_cli_tests! {
     claude => CLAUDE,
     gemini => GEMINI,
     opencode => OPENCODE,
+    qwen => QWEN,
+    copilot => COPILOT,
 }
 
 /// codex retries a refused connection forever by default: only the engine's deadline ends it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_default_retries_end_at_the_engine_deadline() {
     default_retries_still_end_at_the_engine_deadline(clis::CODEX).await;
+}
+
+/// qwen at read-only refuses a write even when the user's own settings allow its shell and
+/// edits and ask for yolo: plan mode holds where `default` would run the allowed shell.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qwen_read_only_holds_against_a_users_allow_rules() {
+    let Some((_mock, sandbox)) = setup(clis::QWEN) else {
+        return;
+    };
+    let file = sandbox.root().join("qwen/settings.json");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).expect("qwen settings"))
+            .expect("settings JSON");
+    settings["permissions"] =
+        serde_json::json!({ "allow": ["run_shell_command", "write_file", "edit"] });
+    settings["tools"] = serde_json::json!({ "approvalMode": "yolo" });
+    std::fs::write(&file, settings.to_string()).expect("write qwen settings");
+    let outcome = run_prompt(&sandbox, "RUN_SHELL: touch made-by-agent").await;
+    assert_completed(&outcome);
+    assert_eq!(outcome.tools.failed, 1, "{outcome:#?}");
+    assert!(
+        !sandbox.workspace.join("made-by-agent").exists(),
+        "read-only let qwen write: {outcome:#?}"
+    );
 }

@@ -4,20 +4,24 @@
 //! CLI reports usage that way.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
+use crate::clis::UsageFile;
 use crate::command;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
+use crate::event::AgentEvent;
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Usage};
 use crate::process::{self, RunMarker};
 use crate::request::RunRequest;
 use crate::supervise::{Limits, Observer, supervise};
+use crate::transcript::Transcript;
 
 pub struct Engine {
     config: EngineConfig,
@@ -31,6 +35,8 @@ pub struct Prepared {
     program: PathBuf,
     command: command::CommandLine,
     earlier: Option<SessionRecord>,
+    /// Where the CLI is told to write its usage, for a CLI that prints none.
+    usage_file: Option<(UsageFile, PathBuf)>,
 }
 
 impl Prepared {
@@ -86,12 +92,20 @@ impl Engine {
             .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
-        let command = command::build(&request, &program, &self.config.pass_env)?;
+        let mut command = command::build(&request, &program, &self.config.pass_env)?;
+        let usage_file = request.agent.cli().usage_file().map(|file| {
+            let path = usage_path();
+            command
+                .args
+                .push(format!("{}={}", file.flag, path.display()));
+            (file, path)
+        });
         Ok(Prepared {
             request,
             program,
             command,
             earlier,
+            usage_file,
         })
     }
 
@@ -108,6 +122,7 @@ impl Engine {
             program,
             command,
             earlier,
+            usage_file,
         } = prepared;
         let marker = RunMarker::new();
         let spawned = process::spawn(&command, &request.workspace, &marker).map_err(|source| {
@@ -132,6 +147,9 @@ impl Engine {
         )
         .await;
 
+        if let Some((file, path)) = usage_file {
+            read_usage_file(&mut transcript, file, &path).await;
+        }
         let reported = transcript.usage_mut().map(|usage| *usage);
         if request.agent.cli().usage_is_cumulative() {
             self.unaccumulate_usage(
@@ -221,5 +239,38 @@ impl Engine {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A fresh path in the temp dir for one run's usage file.
+fn usage_path() -> PathBuf {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    std::env::temp_dir().join(format!("cam-usage-{}-{n}.json", std::process::id()))
+}
+
+/// The usage the CLI wrote to `path`, unless its stdout reported some; the file goes.
+async fn read_usage_file(transcript: &mut Transcript, file: UsageFile, path: &Path) {
+    let owned = path.to_path_buf();
+    let text = tokio::task::spawn_blocking(move || {
+        let text = std::fs::read_to_string(&owned);
+        let _ = std::fs::remove_file(&owned);
+        text
+    })
+    .await
+    .ok()
+    .and_then(Result::ok);
+    if transcript.usage_mut().is_some() {
+        return;
+    }
+    // A run that was killed, or failed before its end, writes none.
+    let Some(text) = text else {
+        return;
+    };
+    match (file.read)(&text) {
+        Some(usage) => transcript.record(AgentEvent::Usage(usage)),
+        None => {
+            tracing::warn!(file = %path.display(), "the CLI's usage file did not read as usage")
+        }
     }
 }

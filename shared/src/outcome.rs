@@ -198,6 +198,8 @@ impl ErrorKind {
             "session not found",
             "no previous sessions",
             "invalid session identifier",
+            "no saved session found",
+            "no session, task, or name matched",
         ]) {
             Self::SessionNotFound
         } else if has(&[
@@ -205,6 +207,7 @@ impl ErrorKind {
             "stream closed before",
             "without a finish reason",
             "stream ended",
+            "missing finish_reason",
         ]) {
             Self::StreamCut
         } else if has(&[
@@ -212,6 +215,8 @@ impl ErrorKind {
             "unable to connect",
             "connectionrefused",
             "connection refused",
+            "econnrefused",
+            "could not connect",
             "fetch failed",
             "cannot connect",
             "error sending request",
@@ -247,7 +252,10 @@ impl ErrorKind {
                 "{agent} could not reach its model provider: check the network, proxy and base URL in {agent}'s configuration"
             ),
             Self::StreamCut => "the provider's stream ended early: retry".to_owned(),
-            Self::SessionNotFound => "check the session id, and resume from the workspace the session was started in (claude, gemini and opencode resume only there)".to_owned(),
+            Self::SessionNotFound if agent.cli().resumes_only_from_origin() => format!(
+                "check the session id, and resume from the workspace the session was started in: {agent} resumes only there"
+            ),
+            Self::SessionNotFound => "check the session id".to_owned(),
             Self::AgentError => return None,
             Self::Crashed => format!("{agent} exited without finishing its turn: its stderr_tail says why"),
             Self::OutputTooLarge => "raise the line cap (--max-line-bytes or CAM_MAX_LINE_BYTES) or ask for a shorter answer".to_owned(),
@@ -338,6 +346,28 @@ mod tests {
             (
                 "We’re currently experiencing high demand, which may cause temporary errors.",
                 ErrorKind::ServerError,
+            ),
+            // qwen
+            (
+                "No saved session found with ID fb4f. Run `qwen --resume` without an ID",
+                ErrorKind::SessionNotFound,
+            ),
+            (
+                "[API Error: Connection error. (cause: connect ECONNREFUSED 127.0.0.1:41389)]",
+                ErrorKind::Connection,
+            ),
+            // copilot
+            (
+                "Error: No session, task, or name matched '0000'.",
+                ErrorKind::SessionNotFound,
+            ),
+            (
+                "Last error: Failed to finalize chat-completions stream: missing finish_reason",
+                ErrorKind::StreamCut,
+            ),
+            (
+                "Could not connect to local model provider at http://127.0.0.1:40077/v1.",
+                ErrorKind::Connection,
             ),
             ("something odd", ErrorKind::AgentError),
         ];

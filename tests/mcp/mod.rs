@@ -37,7 +37,7 @@ pub fn fake_bin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin")
 }
 
-pub const AGENTS: [&str; 4] = ["codex", "claude", "gemini", "opencode"];
+pub const AGENTS: [&str; 6] = ["codex", "claude", "gemini", "opencode", "qwen", "copilot"];
 pub const JOB_TOOLS: [&str; 4] = ["job_wait", "job_result", "job_cancel", "job_list"];
 
 pub fn bin_env_var(agent: &str) -> String {

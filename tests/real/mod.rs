@@ -279,6 +279,25 @@ fn configure(agent: Agent, root: &Path, port: u16, retries: Retries) -> Vec<(Str
                 ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
             ]
         }
+        "qwen" => {
+            write(root, "qwen/settings.json", &qwen_settings(retries));
+            vec![
+                ("QWEN_HOME", home("qwen")),
+                ("OPENAI_BASE_URL", format!("{base}/qwen/v1")),
+                ("OPENAI_API_KEY", "sk-fake".into()),
+                ("OPENAI_MODEL", "fake-model".into()),
+            ]
+        }
+        // BYOK: with its own provider copilot needs no GitHub sign-in; offline, it asks
+        // nothing of GitHub either.
+        "copilot" => vec![
+            ("COPILOT_HOME", home("copilot")),
+            ("COPILOT_OFFLINE", "true".into()),
+            ("COPILOT_AUTO_UPDATE", "false".into()),
+            ("COPILOT_PROVIDER_BASE_URL", format!("{base}/copilot/v1")),
+            ("COPILOT_PROVIDER_API_KEY", "sk-fake".into()),
+            ("COPILOT_MODEL", "gpt-5.4".into()),
+        ],
         other => panic!("{other} is not configured for the mock model here"),
     };
     if agent == clis::CLAUDE && retries == Retries::Shortened {
@@ -331,6 +350,23 @@ fn gemini_settings(retries: Retries) -> String {
     .to_string()
 }
 
+/// qwen's settings: the OpenAI-compatible provider from the environment, and no memory
+/// extraction (a second model request after every turn).
+fn qwen_settings(retries: Retries) -> String {
+    let mut settings = serde_json::json!({
+        "security": { "auth": { "selectedType": "openai" } },
+        "general": { "enableAutoUpdate": false },
+        "memory": { "enableManagedAutoMemory": false },
+        "privacy": { "usageStatisticsEnabled": false },
+        "telemetry": { "enabled": false },
+    });
+    if retries == Retries::Shortened {
+        // Its own retries of 5xx (7 attempts) are fixed; this stops the SDK's under them.
+        settings["model"] = serde_json::json!({ "generationConfig": { "maxRetries": 0 } });
+    }
+    settings.to_string()
+}
+
 fn opencode_config(port: u16) -> String {
     serde_json::json!({
         "$schema": "https://opencode.ai/config.json",
@@ -348,16 +384,24 @@ fn opencode_config(port: u16) -> String {
     .to_string()
 }
 
-/// Run `request` through the engine, collecting the events it reports.
+/// Run `request` through a fresh engine of `sandbox`, collecting the events it reports.
 pub async fn run(
     sandbox: &Sandbox,
     request: RunRequest,
     cancel: CancellationToken,
 ) -> (Outcome, Vec<AgentEvent>) {
+    run_on(&sandbox.engine(), request, cancel).await
+}
+
+/// [`run`] on `engine`, which remembers the sessions of its earlier runs.
+pub async fn run_on(
+    engine: &Engine,
+    request: RunRequest,
+    cancel: CancellationToken,
+) -> (Outcome, Vec<AgentEvent>) {
     crate::common::become_subreaper();
     let mut events = Vec::new();
-    let outcome = sandbox
-        .engine()
+    let outcome = engine
         .run(request, cancel, &mut |event: &AgentEvent| {
             events.push(event.clone())
         })
@@ -375,6 +419,15 @@ pub fn shell_permission(agent: Agent) -> Permission {
     match agent.name() {
         "claude" => Permission::WorkspaceWrite,
         _ => Permission::Unlimited,
+    }
+}
+
+/// A prompt whose shell call sleeps `secs` seconds. qwen refuses a bare `sleep` ("run
+/// blocking commands in the background") unless a comment says the wait is meant.
+pub fn sleep_prompt(agent: Agent, secs: u32) -> String {
+    match agent.name() {
+        "qwen" => format!("RUN_SHELL: sleep {secs} # intentional-sleep: the test cancels it"),
+        _ => format!("RUN_SHELL: sleep {secs}"),
     }
 }
 

@@ -6,8 +6,10 @@
 
 mod claude;
 mod codex;
+mod copilot;
 mod gemini;
 mod opencode;
+mod qwen;
 
 use std::path::Path;
 
@@ -15,6 +17,7 @@ use crate::agent::Agent;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::Usage;
 use crate::request::RunRequest;
 
 /// What the engine needs to drive one CLI headless. The provided methods are the common
@@ -68,10 +71,25 @@ pub trait Cli: Send + Sync + 'static {
         false
     }
 
+    /// For a CLI that prints no token counts on stdout but writes them to a file it is told
+    /// of: that flag and the reader of the file.
+    fn usage_file(&self) -> Option<UsageFile> {
+        None
+    }
+
     /// Whether it resumes a session only from the directory the session started in.
     fn resumes_only_from_origin(&self) -> bool {
         true
     }
+}
+
+/// A file a CLI writes its token usage to at the end of a run (see [`Cli::usage_file`]).
+#[derive(Clone, Copy, Debug)]
+pub struct UsageFile {
+    /// The flag that names the file, given as `<flag>=<path>`.
+    pub flag: &'static str,
+    /// The usage the file's content reports, if it reads as one.
+    pub read: fn(&str) -> Option<Usage>,
 }
 
 /// Every built-in CLI, in the order of the tool list and of `doctor`.
@@ -80,6 +98,8 @@ pub static BUILTINS: &[&dyn Cli] = &[
     &claude::Claude,
     &gemini::Gemini,
     &opencode::Opencode,
+    &qwen::Qwen,
+    &copilot::Copilot,
 ];
 
 /// The built-in CLI called `name`.
@@ -139,6 +159,8 @@ pub const CODEX: Agent = Agent::builtin(&codex::Codex);
 pub const CLAUDE: Agent = Agent::builtin(&claude::Claude);
 pub const GEMINI: Agent = Agent::builtin(&gemini::Gemini);
 pub const OPENCODE: Agent = Agent::builtin(&opencode::Opencode);
+pub const QWEN: Agent = Agent::builtin(&qwen::Qwen);
+pub const COPILOT: Agent = Agent::builtin(&copilot::Copilot);
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,60 @@
+//! `copilot --output-format json`: permission by tool rules, prompt from stdin.
+
+use std::path::Path;
+
+use crate::command::CommandLine;
+use crate::request::{Permission, RunRequest};
+
+pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+    let mut cmd = CommandLine::new(program);
+    // Nobody can answer its ask_user tool in a headless run.
+    cmd.args(["--output-format", "json", "--no-ask-user"]);
+    match request.permission {
+        // A deny rule wins over any allow rule in the user's own configuration.
+        Permission::ReadOnly => cmd.args(["--deny-tool=shell", "--deny-tool=write"]),
+        Permission::WorkspaceWrite => cmd.args(["--allow-tool=write", "--allow-tool=shell"]),
+        Permission::Unlimited => cmd.args(["--allow-all"]),
+    };
+    if let Some(model) = &request.model {
+        cmd.flag_value("--model", model);
+    }
+    if let Some(session_id) = &request.session_id {
+        cmd.flag_value("--resume", session_id);
+    }
+    cmd
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clis::COPILOT;
+
+    #[test]
+    fn read_only_denies_the_shell_and_writes_and_passes_no_prompt_argument() {
+        let cmd = command(&crate::command::request(COPILOT), Path::new("copilot"));
+        assert_eq!(
+            cmd.args,
+            [
+                "--output-format",
+                "json",
+                "--no-ask-user",
+                "--deny-tool=shell",
+                "--deny-tool=write"
+            ]
+        );
+    }
+
+    #[test]
+    fn resume_and_model_are_bound_values() {
+        let mut request = crate::command::request(COPILOT);
+        request.permission = Permission::Unlimited;
+        request.model = Some("--allow-all".into());
+        request.session_id = Some("8501240f".into());
+        let cmd = command(&request, Path::new("copilot"));
+        assert!(cmd.args.ends_with(&[
+            "--allow-all".into(),
+            "--model=--allow-all".into(),
+            "--resume=8501240f".into()
+        ]));
+    }
+}

@@ -1,0 +1,99 @@
+//! GitHub Copilot CLI: `copilot --output-format json`, its own session-event dialect.
+
+mod command;
+mod dialect;
+mod usage;
+
+use std::path::Path;
+
+use super::{Cli, UsageFile};
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Copilot;
+
+impl Cli for Copilot {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn title(&self) -> &'static str {
+        "GitHub Copilot CLI"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a coding task to GitHub Copilot CLI, with the models of a Copilot \
+         subscription or your own provider (BYOK). Good at work tied to GitHub: issues, pull \
+         requests, Actions."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "@github/copilot"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "1.0.102"
+    }
+
+    /// Its own variables (`COPILOT_*`: home, BYOK provider, model, offline mode) and the
+    /// GitHub token and host it signs in with.
+    fn own_env(&self) -> &'static [&'static str] {
+        &["COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"]
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        Ok(command::command(request, program))
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::CopilotDialect>::default()
+    }
+
+    /// The output format, the prompt flags, the tool, path and URL grants, the session
+    /// flags and the model.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "--output-format",
+            "-p",
+            "--prompt",
+            "-i",
+            "--interactive",
+            "--allow-all",
+            "--yolo",
+            "--allow-all-tools",
+            "--allow-all-paths",
+            "--allow-all-urls",
+            "--allow-tool",
+            "--deny-tool",
+            "--available-tools",
+            "--excluded-tools",
+            "--add-dir",
+            "-r",
+            "--resume",
+            "--continue",
+            "--session-id",
+            "--connect",
+            "--model",
+            "--usage-output-file",
+        ]
+    }
+
+    /// Its stdout has no token counts; this file has them, for the whole session.
+    fn usage_file(&self) -> Option<UsageFile> {
+        Some(UsageFile {
+            flag: "--usage-output-file",
+            read: usage::read,
+        })
+    }
+
+    fn usage_is_cumulative(&self) -> bool {
+        true
+    }
+
+    /// copilot resumes a session from any directory.
+    fn resumes_only_from_origin(&self) -> bool {
+        false
+    }
+}

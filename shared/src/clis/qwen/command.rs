@@ -1,0 +1,71 @@
+//! `qwen --output-format stream-json`: permission by approval mode, prompt from stdin.
+
+use std::path::Path;
+
+use crate::command::CommandLine;
+use crate::request::{Permission, RunRequest};
+
+/// The name of qwen's shell tool, as its permission rules know it.
+const SHELL_TOOL: &str = "run_shell_command";
+
+pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+    let mut cmd = CommandLine::new(program);
+    cmd.args([
+        "--output-format",
+        "stream-json",
+        "--approval-mode",
+        approval_mode(request.permission),
+    ]);
+    if request.permission == Permission::WorkspaceWrite {
+        cmd.flag_value("--allowed-tools", SHELL_TOOL);
+    }
+    if let Some(model) = &request.model {
+        cmd.flag_value("--model", model);
+    }
+    if let Some(session_id) = &request.session_id {
+        cmd.flag_value("--resume", session_id);
+    }
+    cmd
+}
+
+/// Headless, qwen declines every tool that would need a person's approval. `plan` allows only
+/// read-only tools (its shell and edit tools are declined); `auto-edit` approves edits, and
+/// workspace-write also pre-approves the shell, as for claude; `yolo` approves everything.
+/// Explicit in every case, so a user's `defaultApprovalMode` setting cannot raise the level.
+fn approval_mode(permission: Permission) -> &'static str {
+    match permission {
+        Permission::ReadOnly => "plan",
+        Permission::WorkspaceWrite => "auto-edit",
+        Permission::Unlimited => "yolo",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clis::QWEN;
+
+    #[test]
+    fn read_only_is_plan_mode_and_passes_no_prompt_argument() {
+        let cmd = command(&crate::command::request(QWEN), Path::new("qwen"));
+        assert_eq!(
+            cmd.args,
+            ["--output-format", "stream-json", "--approval-mode", "plan"]
+        );
+    }
+
+    #[test]
+    fn workspace_write_pre_approves_only_the_shell_and_values_are_bound() {
+        let mut request = crate::command::request(QWEN);
+        request.permission = Permission::WorkspaceWrite;
+        request.model = Some("--yolo".into());
+        request.session_id = Some("c051".into());
+        let cmd = command(&request, Path::new("qwen"));
+        assert!(cmd.args.ends_with(&[
+            "auto-edit".into(),
+            "--allowed-tools=run_shell_command".into(),
+            "--model=--yolo".into(),
+            "--resume=c051".into()
+        ]));
+    }
+}

@@ -1,0 +1,87 @@
+//! Alibaba's Qwen Code: `qwen --output-format stream-json`, claude's stream-json.
+
+mod command;
+mod dialect;
+
+use std::path::Path;
+
+use super::Cli;
+use crate::command::CommandLine;
+use crate::dialect::Dialect;
+use crate::error::SetupError;
+use crate::request::RunRequest;
+
+pub struct Qwen;
+
+impl Cli for Qwen {
+    fn name(&self) -> &'static str {
+        "qwen"
+    }
+
+    fn title(&self) -> &'static str {
+        "Qwen Code (Alibaba)"
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a coding task to Qwen Code, which runs any OpenAI-compatible model (Qwen, \
+         DeepSeek, a local server). Good for a second implementation or review from another \
+         model family. At read-only it runs in plan mode: no shell, no edits."
+    }
+
+    fn npm_package(&self) -> &'static str {
+        "@qwen-code/qwen-code"
+    }
+
+    fn verified_version(&self) -> &'static str {
+        "0.24.4"
+    }
+
+    /// Its own variables (`QWEN_*`) and the keys and base URLs of the providers it reads from
+    /// the environment: OpenAI-compatible (`OPENAI_*`) and DashScope (`DASHSCOPE_*`). A key
+    /// named by a `modelProviders` entry's `envKey` is passed with `CAM_PASS_ENV`.
+    fn own_env(&self) -> &'static [&'static str] {
+        &["QWEN_*", "OPENAI_*", "DASHSCOPE_*"]
+    }
+
+    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+        Ok(command::command(request, program))
+    }
+
+    fn dialect(&self) -> Box<dyn Dialect> {
+        Box::<dialect::QwenDialect>::default()
+    }
+
+    /// The output and input formats, the approval mode and tool grants, the prompt flags,
+    /// extra directories, the session flags and the model.
+    fn reserved_flags(&self) -> &'static [&'static str] {
+        &[
+            "-o",
+            "--output-format",
+            "--input-format",
+            "--approval-mode",
+            "-y",
+            "--yolo",
+            "--allowed-tools",
+            "--exclude-tools",
+            "--core-tools",
+            "-p",
+            "--prompt",
+            "-i",
+            "--prompt-interactive",
+            "--include-directories",
+            "--add-dir",
+            "-r",
+            "--resume",
+            "-c",
+            "--continue",
+            "--session-id",
+            "-m",
+            "--model",
+        ]
+    }
+
+    /// qwen restores a resumed session's token counts and adds this run's to them.
+    fn usage_is_cumulative(&self) -> bool {
+        true
+    }
+}
