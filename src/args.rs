@@ -16,7 +16,7 @@ use crate::server::SigintMode;
 #[derive(Parser, Debug)]
 #[command(
     version,
-    about = "Run coding-agent CLIs (codex, claude, gemini, opencode) headless; leave nothing behind"
+    about = "Run coding-agent CLIs headless, as an MCP server or once from the command line; leave nothing behind"
 )]
 pub struct Cli {
     /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
@@ -164,7 +164,7 @@ pub struct LoggingArgs {
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The agent: codex, claude, gemini, opencode or a custom agent of the config file.
+    /// The agent: a built-in CLI (`cli-agent-mcp doctor` lists them) or a custom agent of the config file.
     pub agent: String,
     /// What the agent should do; `-` reads it from stdin.
     pub prompt: String,
