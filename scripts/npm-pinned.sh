@@ -1,0 +1,19 @@
+# Sourced by the install scripts: one way to install a pinned npm tree into a git-ignored folder
+# of this checkout, never globally.
+#
+# npm_pinned PINS DEST WHAT COMMAND installs PINS/package.json with its lockfile into DEST by
+# `npm COMMAND` (ci or install), unless DEST was last installed from exactly that lockfile; then
+# it says so and returns 1.
+npm_pinned() {
+    local pins=$1 dest=$2 what=$3 command=$4
+    local stamp="$dest/installed-from.json"
+    if cmp -s "$pins/package-lock.json" "$stamp"; then
+        echo "$what already installed in $dest"
+        return 1
+    fi
+    command -v npm >/dev/null || { echo "installing $what: npm is needed (Node.js 20 or newer)" >&2; exit 1; }
+    mkdir -p "$dest"
+    cp "$pins/package.json" "$pins/package-lock.json" "$dest/"
+    npm "$command" --prefix "$dest" --no-audit --no-fund --loglevel=error
+    cp "$pins/package-lock.json" "$stamp"
+}
