@@ -44,6 +44,21 @@ impl CommandLine {
         self.arg(format!("{name}={value}"))
     }
 
+    /// `--model=` the request's model and `<session_flag>=` its session id, for those it names.
+    pub(crate) fn model_and_session(
+        &mut self,
+        request: &RunRequest,
+        session_flag: &str,
+    ) -> &mut Self {
+        if let Some(model) = &request.model {
+            self.flag_value("--model", model);
+        }
+        if let Some(session_id) = &request.session_id {
+            self.flag_value(session_flag, session_id);
+        }
+        self
+    }
+
     pub(crate) fn set_env(&mut self, name: &str, value: &str) -> &mut Self {
         self.env.push((name.into(), value.into()));
         self

@@ -156,6 +156,10 @@ def http_server(binary: str, env: dict[str, str]):
             process.wait()
 
 
+# The agent tools in the server's order, as the Rust side names them.
+AGENTS = os.environ["INTEROP_AGENTS"].split(",")
+
+
 def connect(server, mode: str) -> Client:
     return Client(server, mode=mode, read_timeout_seconds=60)
 
@@ -163,8 +167,7 @@ def connect(server, mode: str) -> Client:
 async def exercise(client: Client, tag: str) -> None:
     tools = await client.list_tools()
     names = [tool.name for tool in tools.tools]
-    expected = ["codex", "claude", "gemini", "opencode",
-                "job_wait", "job_result", "job_cancel", "job_list"]
+    expected = AGENTS + ["job_wait", "job_result", "job_cancel", "job_list"]
     check(names == expected, f"tools: {names}")
     await call_with_progress(client)
     await cancel_by_timeout(client, tag)
@@ -174,8 +177,7 @@ async def exercise(client: Client, tag: str) -> None:
 
 
 async def main(binary: str, fake_bin: str, tag: str, mode: str, transport: str = "stdio") -> None:
-    env = {f"CAM_{agent.upper()}_BIN": os.path.join(fake_bin, agent)
-           for agent in ("codex", "claude", "gemini", "opencode")}
+    env = {f"CAM_{agent.upper()}_BIN": os.path.join(fake_bin, agent) for agent in AGENTS}
     env["CAM_GRACE_SECS"] = "1"
     state = tempfile.mkdtemp(prefix="cam-interop-state-")
     env["CAM_STATE_DIR"] = state

@@ -47,12 +47,7 @@ pub(super) fn command(
             cmd.arg("--dangerously-skip-permissions");
         }
     }
-    if let Some(model) = &request.model {
-        cmd.flag_value("--model", model);
-    }
-    if let Some(session_id) = &request.session_id {
-        cmd.flag_value("--resume", session_id);
-    }
+    cmd.model_and_session(request, "--resume");
     if let Some(extra) = &request.append_system_prompt {
         cmd.flag_value("--append-system-prompt", extra);
     }

@@ -15,12 +15,7 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
         Permission::WorkspaceWrite => cmd.args(["--allow-tool=write", "--allow-tool=shell"]),
         Permission::Unlimited => cmd.args(["--allow-all"]),
     };
-    if let Some(model) = &request.model {
-        cmd.flag_value("--model", model);
-    }
-    if let Some(session_id) = &request.session_id {
-        cmd.flag_value("--resume", session_id);
-    }
+    cmd.model_and_session(request, "--resume");
     cmd
 }
 

@@ -13,12 +13,7 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
         "--approval-mode",
         approval_mode(request.permission),
     ]);
-    if let Some(model) = &request.model {
-        cmd.flag_value("--model", model);
-    }
-    if let Some(session_id) = &request.session_id {
-        cmd.flag_value("--resume", session_id);
-    }
+    cmd.model_and_session(request, "--resume");
     cmd
 }
 

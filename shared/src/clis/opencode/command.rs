@@ -29,12 +29,7 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
         // Approve what a user's own policy would otherwise leave to an unanswerable prompt.
         cmd.arg("--auto");
     }
-    if let Some(model) = &request.model {
-        cmd.flag_value("--model", model);
-    }
-    if let Some(session_id) = &request.session_id {
-        cmd.flag_value("--session", session_id);
-    }
+    cmd.model_and_session(request, "--session");
     cmd.set_env("OPENCODE_PERMISSION", policy(request.permission));
     cmd
 }

@@ -19,12 +19,7 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
     if request.permission == Permission::WorkspaceWrite {
         cmd.flag_value("--allowed-tools", SHELL_TOOL);
     }
-    if let Some(model) = &request.model {
-        cmd.flag_value("--model", model);
-    }
-    if let Some(session_id) = &request.session_id {
-        cmd.flag_value("--resume", session_id);
-    }
+    cmd.model_and_session(request, "--resume");
     cmd
 }
 
