@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use nix::sys::wait::{WaitPidFlag, waitpid};
+use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::leader::{Leader, is_live_leader};
@@ -173,8 +173,13 @@ impl RunSweep {
                     }
                 }
             } else if stat.ppid == me {
-                // Our zombie child: only we can reap it, so the pid is still this one.
-                let _ = waitpid(stat.pid, Some(WaitPidFlag::WNOHANG));
+                // Our zombie child: only we can reap it, so the pid is still this one. A
+                // zombie main thread whose other threads are still exiting cannot be reaped
+                // yet, and its children come to us only once the last one is gone: wait.
+                pending |= matches!(
+                    waitpid(stat.pid, Some(WaitPidFlag::WNOHANG)),
+                    Ok(WaitStatus::StillAlive)
+                );
             } else {
                 // Its parent is one of ours too: once that dies, the zombie comes to us.
                 pending = true;
