@@ -202,6 +202,7 @@ impl Drop for Permit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cli_agent_engine::clis::{CLAUDE, CODEX, GEMINI};
 
     fn scheduler(total: usize, per_agent: &[(Agent, usize)]) -> Scheduler {
         Scheduler::new(Caps {
@@ -213,16 +214,10 @@ mod tests {
     #[tokio::test]
     async fn runs_over_the_cap_wait_in_order_and_start_as_others_end() {
         let scheduler = scheduler(2, &[]);
-        let first = scheduler
-            .enqueue(cli_agent_engine::clis::CODEX)
-            .admitted()
-            .await;
-        let second = scheduler
-            .enqueue(cli_agent_engine::clis::CLAUDE)
-            .admitted()
-            .await;
-        let third = scheduler.enqueue(cli_agent_engine::clis::CODEX);
-        let fourth = scheduler.enqueue(cli_agent_engine::clis::GEMINI);
+        let first = scheduler.enqueue(CODEX).admitted().await;
+        let second = scheduler.enqueue(CLAUDE).admitted().await;
+        let third = scheduler.enqueue(CODEX);
+        let fourth = scheduler.enqueue(GEMINI);
         assert_eq!(*third.position.borrow(), 1);
         assert_eq!(*fourth.position.borrow(), 2);
         assert_eq!(scheduler.running(), 2);
@@ -239,13 +234,10 @@ mod tests {
 
     #[tokio::test]
     async fn an_agent_at_its_own_cap_does_not_hold_back_the_others() {
-        let scheduler = scheduler(3, &[(cli_agent_engine::clis::CODEX, 1)]);
-        let codex = scheduler
-            .enqueue(cli_agent_engine::clis::CODEX)
-            .admitted()
-            .await;
-        let second_codex = scheduler.enqueue(cli_agent_engine::clis::CODEX);
-        let claude = scheduler.enqueue(cli_agent_engine::clis::CLAUDE);
+        let scheduler = scheduler(3, &[(CODEX, 1)]);
+        let codex = scheduler.enqueue(CODEX).admitted().await;
+        let second_codex = scheduler.enqueue(CODEX);
+        let claude = scheduler.enqueue(CLAUDE);
         assert_eq!(*second_codex.position.borrow(), 1);
         assert_eq!(*claude.position.borrow(), 0, "admitted past the held codex");
         let _claude = claude.admitted().await;
@@ -257,12 +249,9 @@ mod tests {
     #[tokio::test]
     async fn a_waiter_that_gives_up_frees_its_place() {
         let scheduler = scheduler(1, &[]);
-        let running = scheduler
-            .enqueue(cli_agent_engine::clis::CODEX)
-            .admitted()
-            .await;
-        let gives_up = scheduler.enqueue(cli_agent_engine::clis::CODEX);
-        let next = scheduler.enqueue(cli_agent_engine::clis::CODEX);
+        let running = scheduler.enqueue(CODEX).admitted().await;
+        let gives_up = scheduler.enqueue(CODEX);
+        let next = scheduler.enqueue(CODEX);
         drop(gives_up);
         assert_eq!(*next.position.borrow(), 1);
         drop(running);
@@ -273,11 +262,8 @@ mod tests {
     #[tokio::test]
     async fn a_waiter_admitted_but_dropped_before_running_frees_its_room() {
         let scheduler = scheduler(1, &[]);
-        let running = scheduler
-            .enqueue(cli_agent_engine::clis::CODEX)
-            .admitted()
-            .await;
-        let waiter = scheduler.enqueue(cli_agent_engine::clis::CODEX);
+        let running = scheduler.enqueue(CODEX).admitted().await;
+        let waiter = scheduler.enqueue(CODEX);
         drop(running);
         assert_eq!(scheduler.running(), 1, "admitted");
         drop(waiter);

@@ -1,6 +1,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use cli_agent_engine::clis::{CLAUDE, CODEX, GEMINI};
 use cli_agent_engine::{
     Agent, AgentEvent, ErrorInfo, ErrorKind, Outcome, Permission, Status, ToolSummary, Usage,
 };
@@ -126,12 +127,7 @@ fn dead_owner() -> Owner {
 #[test]
 fn a_job_goes_from_queued_to_running_to_finished_with_its_whole_outcome() {
     let (dir, store) = open("store-round-trip");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Queued,
-    );
+    let id = insert(&store, CODEX, dir.path(), JobStatus::Queued);
     let queued = store.get(&id).unwrap().unwrap();
     assert_eq!(
         (queued.status, queued.started_ms, queued.owner),
@@ -178,12 +174,7 @@ fn unknown_jobs_are_none_to_readers_and_an_error_to_writers() {
 #[test]
 fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
     let (dir, store) = open("store-pages");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CLAUDE,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, CLAUDE, dir.path(), JobStatus::Running);
     let answer: String = (0..1_000_000)
         .map(|i| match i % 5 {
             0 => "a".to_owned(),
@@ -214,12 +205,7 @@ fn answer_pages_rejoin_a_multi_mib_answer_byte_for_byte() {
 #[test]
 fn recorded_events_page_back_in_order_with_the_session_and_progress() {
     let (dir, store) = open("store-events");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&AgentEvent::SessionStarted {
         session_id: "thread-9".into(),
@@ -256,12 +242,7 @@ fn recorded_events_page_back_in_order_with_the_session_and_progress() {
 #[test]
 fn events_are_committed_within_a_tick_without_a_flush() {
     let (dir, store) = open("store-tick");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&text("hello"));
     // Another connection sees it: it is committed, not just buffered.
@@ -276,12 +257,7 @@ fn events_are_committed_within_a_tick_without_a_flush() {
 #[test]
 fn events_recorded_after_finish_are_kept() {
     let (dir, store) = open("store-late");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::GEMINI,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, GEMINI, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     recorder.event(&text("before"));
     store
@@ -313,12 +289,7 @@ fn a_burst_past_the_cap_before_a_commit_keeps_the_same_head_tail_and_gap() {
 fn transcript_within_the_cap(cap: u64, events: u64, commit_every: u64) {
     let dir = TempDir::new("store-cap");
     let store = Store::open_with(dir.path(), cap).unwrap();
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     for n in 0..events {
         recorder.event(&text(&format!("{n:0>70}")));
@@ -366,11 +337,7 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
     let (here, there) = (dir.path().join("a"), dir.path().join("b"));
     let mut ids = Vec::new();
     for i in 0..12 {
-        let agent = if i % 2 == 0 {
-            cli_agent_engine::clis::CODEX
-        } else {
-            cli_agent_engine::clis::CLAUDE
-        };
+        let agent = if i % 2 == 0 { CODEX } else { CLAUDE };
         let workspace = if i % 3 == 0 { &here } else { &there };
         ids.push(insert(&store, agent, workspace, JobStatus::Running));
     }
@@ -425,24 +392,9 @@ fn list_filters_by_status_agent_and_workspace_newest_first_in_pages() {
 #[test]
 fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
     let (dir, store) = open("store-prune");
-    let old = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let recent = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let running = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let old = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let recent = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let running = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&old);
     recorder.event(&text("x"));
     recorder.flush();
@@ -480,36 +432,11 @@ fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
 #[test]
 fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
     let (dir, store) = open("store-orphans");
-    let mine = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let dead = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let queued_dead = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Queued,
-    );
-    let reused = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let finished_dead = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let mine = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let dead = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let queued_dead = insert(&store, CODEX, dir.path(), JobStatus::Queued);
+    let reused = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let finished_dead = insert(&store, CODEX, dir.path(), JobStatus::Running);
     store
         .finish(&finished_dead, JobStatus::Completed, &outcome("x"))
         .unwrap();
@@ -547,30 +474,10 @@ fn jobs_of_a_dead_owner_are_interrupted_and_a_live_owners_are_not() {
 fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
     let (dir, store) = open("store-cancel");
     let me = Owner::this_process();
-    let live = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Queued,
-    );
-    let other = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let ended = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
-    let orphan = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let live = insert(&store, CODEX, dir.path(), JobStatus::Queued);
+    let other = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let ended = insert(&store, CODEX, dir.path(), JobStatus::Running);
+    let orphan = insert(&store, CODEX, dir.path(), JobStatus::Running);
     store
         .finish(&ended, JobStatus::TimedOut, &outcome(""))
         .unwrap();
@@ -610,12 +517,7 @@ fn request_cancel_reaches_a_live_owner_reports_an_ended_job_and_a_gone_owner() {
 /// Opens a store over the damaged file `damaged` and checks that it was moved aside whole.
 fn assert_moved_aside_and_fresh(dir: &Path, damaged: &[u8]) {
     let store = Store::open_with(dir, NO_CAP).unwrap();
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir,
-        JobStatus::Running,
-    );
+    let id = insert(&store, CODEX, dir, JobStatus::Running);
     assert!(store.get(&id).unwrap().is_some());
     assert_eq!(store.list(&ListFilter::default()).unwrap().len(), 1);
     let aside: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -640,12 +542,7 @@ fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
     let dir = TempDir::new("store-damaged");
     let store = Store::open_with(dir.path(), NO_CAP).unwrap();
     for _ in 0..50 {
-        let id = insert(
-            &store,
-            cli_agent_engine::clis::CODEX,
-            dir.path(),
-            JobStatus::Running,
-        );
+        let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
         store
             .finish(&id, JobStatus::Completed, &outcome(&"x".repeat(5000)))
             .unwrap();
@@ -762,12 +659,7 @@ fn two_stores_on_one_file_write_and_read_at_once() {
                 scope.spawn(|| {
                     (0..100)
                         .map(|i| {
-                            let id = insert(
-                                store,
-                                cli_agent_engine::clis::CODEX,
-                                dir.path(),
-                                JobStatus::Running,
-                            );
+                            let id = insert(store, CODEX, dir.path(), JobStatus::Running);
                             let recorder = store.recorder(&id);
                             recorder.event(&text(&format!("event {i}")));
                             recorder.flush();
@@ -801,12 +693,7 @@ fn two_stores_on_one_file_write_and_read_at_once() {
 #[test]
 fn a_full_disk_fails_the_write_with_what_to_do_and_the_store_still_reads() {
     let (dir, store) = open("store-full");
-    let id = insert(
-        &store,
-        cli_agent_engine::clis::CODEX,
-        dir.path(),
-        JobStatus::Running,
-    );
+    let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     // SQLite's own page limit stands in for the disk: past it, writes fail with SQLITE_FULL.
     let pages: u64 = store
         .conn()
