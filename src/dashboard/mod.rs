@@ -12,7 +12,7 @@ mod markdown;
 mod pages;
 
 use std::io::Write;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use axum::Router;
@@ -33,32 +33,45 @@ pub struct DashboardState {
 
 struct Inner {
     store: Store,
+    /// Where browsers reach it.
+    addr: SocketAddr,
     access: Access,
     /// Cancelled when the server stops: ends the live feeds, which would hold it open.
     shutdown: CancellationToken,
 }
 
 impl DashboardState {
-    /// A dashboard over `store`, answering as `hosts` (`HOST:PORT` as browsers send them in
-    /// the Host header), its feeds ending when `shutdown` is cancelled.
+    /// A dashboard over `store`, served at `addr` (an unspecified address stands for loopback)
+    /// and reached by browsers at it, at `localhost` and at the `names` (`name` or `name:port`),
+    /// its feeds ending when `shutdown` is cancelled.
     pub fn new(
         store: Store,
-        hosts: Vec<String>,
+        addr: SocketAddr,
+        names: &[String],
         shutdown: CancellationToken,
     ) -> Result<Self, DashboardError> {
-        let access = Access::new(hosts).map_err(DashboardError::Random)?;
+        let addr = match addr.ip().is_unspecified() {
+            true => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
+            false => addr,
+        };
+        let access = Access::new(browser_hosts(addr, names)).map_err(DashboardError::Random)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
+                addr,
                 access,
                 shutdown,
             }),
         })
     }
 
-    /// The path and query that log a browser in, once: `/?token=…`.
-    pub fn login_path(&self) -> String {
-        format!("/?token={}", self.inner.access.token().as_str())
+    /// The URL that logs a browser in, once: `http://ADDR/?token=…`.
+    pub fn login_url(&self) -> String {
+        format!(
+            "http://{}/?token={}",
+            self.inner.addr,
+            self.inner.access.token().as_str()
+        )
     }
 
     fn store(&self) -> &Store {
@@ -136,14 +149,26 @@ async fn serve(args: DashboardArgs) -> Result<(), DashboardError> {
         })?
         .port();
     let shutdown = CancellationToken::new();
-    let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
-    let state = DashboardState::new(store, hosts, shutdown.clone())?;
-    announce(&format!("http://127.0.0.1:{port}{}", state.login_path()))?;
+    let addr = SocketAddr::new(Ipv4Addr::LOCALHOST.into(), port);
+    let state = DashboardState::new(store, addr, &[], shutdown.clone())?;
+    announce(&state.login_url())?;
     stop_on_signals(shutdown.clone())?;
     axum::serve(listener, router(state))
         .with_graceful_shutdown(shutdown.cancelled_owned())
         .await
         .map_err(DashboardError::Serve)
+}
+
+/// The Host values a browser sends for a server at `addr`: `addr`, `localhost` and `names`, each
+/// with the port unless it names one.
+fn browser_hosts(addr: SocketAddr, names: &[String]) -> Vec<String> {
+    let port = addr.port();
+    let mut hosts = vec![addr.to_string(), format!("localhost:{port}")];
+    hosts.extend(names.iter().map(|name| match name.contains(':') {
+        true => name.clone(),
+        false => format!("{name}:{port}"),
+    }));
+    hosts
 }
 
 /// The URL on stdout (for a script to read), what to do with it on stderr.

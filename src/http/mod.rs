@@ -23,7 +23,7 @@ mod guard;
 mod limits;
 mod service;
 
-use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -166,26 +166,9 @@ fn dashboard(
             return None;
         }
     };
-    let port = bound.port();
-    let ip = match bound.ip() {
-        ip if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
-        ip => ip,
-    };
-    let shown = SocketAddr::new(ip, port);
-    // The Host values a browser sends for this server.
-    let mut hosts = vec![shown.to_string(), format!("localhost:{port}")];
-    hosts.extend(
-        settings
-            .extra_hosts
-            .iter()
-            .map(|host| match host.contains(':') {
-                true => host.clone(),
-                false => format!("{host}:{port}"),
-            }),
-    );
-    match DashboardState::new(store, hosts, streams.clone()) {
+    match DashboardState::new(store, bound, &settings.extra_hosts, streams.clone()) {
         Ok(state) => {
-            eprintln!("dashboard: http://{shown}{}", state.login_path());
+            eprintln!("dashboard: {}", state.login_url());
             Some(state)
         }
         Err(error) => {

@@ -50,7 +50,13 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
 async fn an_ended_jobs_answer_comes_at_once_and_its_long_transcript_a_page_at_a_time() {
     let dir = std::env::temp_dir().join(format!("dash-feed-{}", JobId::random()));
     let (store, id) = store_with_job(&dir, 1200, "**done** <b>raw</b>");
-    let state = DashboardState::new(store, Vec::new(), CancellationToken::new()).unwrap();
+    let state = DashboardState::new(
+        store,
+        "127.0.0.1:1".parse().unwrap(),
+        &[],
+        CancellationToken::new(),
+    )
+    .unwrap();
     let mut feed = JobFeed::new(state, id.clone());
     let mut messages = Vec::new();
     let all = async {
