@@ -2,7 +2,7 @@
 //! from what the engine did (cancel, deadline), never from the exit code alone: gemini exits 0
 //! on a cancel, claude exits 0 on SIGINT.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
@@ -10,12 +10,17 @@ use std::time::Duration;
 use crate::agent::Agent;
 use crate::dialect::LineIssue;
 use crate::event::{AgentEvent, NoticeLevel};
+use crate::head_tail::HeadTail;
+use crate::open_calls::OpenCalls;
 use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
 
 /// Finished tool calls kept in the summary.
 const RECENT_TOOLS: usize = 20;
 /// Distinct notices kept as warnings.
 const KEPT_NOTICES: usize = 10;
+/// The outcome keeps this much reasoning, head and tail: results show its last 2000
+/// characters, and the run's events carry all of it.
+const REASONING_KEPT_BYTES: usize = 64 * 1024;
 
 /// Why the engine stopped a run before the CLI ended it by itself.
 #[derive(Clone, Debug, PartialEq)]
@@ -60,10 +65,10 @@ pub struct Transcript {
     final_answer: Option<String>,
     /// The reasoning texts so far, joined by blank lines as they come (a long run has
     /// hundreds of thousands: one string each would cost more than their text).
-    reasoning: String,
+    reasoning: HeadTail,
     reasoning_items: usize,
     tools: ToolSummary,
-    started_tools: HashSet<String>,
+    started_tools: OpenCalls,
     usage: Option<Usage>,
     terminal: Option<Terminal>,
     /// The engine asked the CLI to stop: a failure reported after that is its consequence.
@@ -88,10 +93,10 @@ impl Transcript {
             message: String::new(),
             message_open: false,
             final_answer: None,
-            reasoning: String::new(),
+            reasoning: HeadTail::new(REASONING_KEPT_BYTES),
             reasoning_items: 0,
             tools: ToolSummary::default(),
-            started_tools: HashSet::new(),
+            started_tools: OpenCalls::default(),
             usage: None,
             terminal: None,
             stop_requested: false,
@@ -146,7 +151,7 @@ impl Transcript {
                 self.message_open = false;
                 self.tools.calls += 1;
                 if let Some(id) = id {
-                    self.started_tools.insert(id);
+                    self.started_tools.open(id);
                 }
             }
             AgentEvent::ToolFinished {
@@ -157,7 +162,7 @@ impl Transcript {
                 success,
             } => {
                 self.message_open = false;
-                let announced = id.is_some_and(|id| self.started_tools.remove(&id));
+                let announced = id.is_some_and(|id| self.started_tools.close(&id));
                 if !announced {
                     self.tools.calls += 1;
                 }
@@ -247,7 +252,13 @@ impl Transcript {
             status,
             answer: self.final_answer.unwrap_or(self.message),
             session_id: self.session_id,
-            reasoning: (self.reasoning_items > 0).then_some(self.reasoning),
+            reasoning: (self.reasoning_items > 0).then(|| {
+                self.reasoning.finish(|omitted| {
+                    format!(
+                        "… {omitted} characters of reasoning left out: the run's events have them"
+                    )
+                })
+            }),
             tools: self.tools,
             usage: self.usage,
             exit_code: end.exit.and_then(|exit| exit.code()),
@@ -414,6 +425,7 @@ fn describe_exit(exit: Option<ExitStatus>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::open_calls::OPEN_CALLS;
 
     fn exit(code: i32) -> Option<ExitStatus> {
         Some(ExitStatus::from_raw(code << 8))
@@ -464,6 +476,31 @@ mod tests {
             (Status::Completed, "hello")
         );
         assert_eq!((outcome.tools.calls, outcome.tools.failed), (1, 0));
+    }
+
+    #[test]
+    fn each_tool_call_counts_once_and_calls_that_never_finish_are_forgotten_in_time() {
+        let started = |id: String| AgentEvent::ToolStarted {
+            id: Some(id),
+            name: "shell".into(),
+            command: None,
+        };
+        let finished = |id: &str| AgentEvent::ToolFinished {
+            id: Some(id.into()),
+            name: "shell".into(),
+            command: None,
+            exit_code: Some(0),
+            success: true,
+        };
+        let mut events: Vec<AgentEvent> = (0..OPEN_CALLS + 1)
+            .map(|n| started(format!("never-{n}")))
+            .collect();
+        events.extend([started("a".into()), started("b".into()), finished("a")]);
+        events.extend([finished("b"), finished("b"), finished("never-0")]);
+        let outcome = transcript(&events).finish(ProcessEnd::default());
+        // 67 announced calls; the second "b" and "never-0", forgotten once 64 newer calls
+        // were open, count as new ones.
+        assert_eq!(outcome.tools.calls, OPEN_CALLS as u32 + 3 + 2);
     }
 
     #[test]
@@ -554,6 +591,26 @@ mod tests {
         assert_eq!(reasoning(&[]), None);
         assert_eq!(reasoning(&[""]), Some(String::new()));
         assert_eq!(reasoning(&["a", "", "b"]), Some("a\n\n\n\nb".to_owned()));
+    }
+
+    #[test]
+    fn long_reasoning_keeps_its_head_and_tail_and_says_what_was_left_out() {
+        let events: Vec<AgentEvent> = (0..20_000)
+            .map(|n| AgentEvent::Reasoning {
+                text: format!("step {n}"),
+            })
+            .collect();
+        let reasoning = transcript(&events)
+            .finish(ProcessEnd::default())
+            .reasoning
+            .expect("reasoning");
+        assert!(reasoning.len() < REASONING_KEPT_BYTES + 200, "bounded");
+        assert!(reasoning.starts_with("step 0\n\nstep 1\n\n"), "the head");
+        assert!(
+            reasoning.ends_with("step 19998\n\nstep 19999"),
+            "the newest tail"
+        );
+        assert!(reasoning.contains("characters of reasoning left out: the run's events"));
     }
 
     #[test]

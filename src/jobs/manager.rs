@@ -3,7 +3,6 @@
 //! watch it and stop it. A job outlives the call that started it: a blocking call may hand it
 //! off and answer, and the job carries on until it ends or the server goes.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -21,7 +20,6 @@ use tokio_util::task::TaskTracker;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
-use crate::budget::head_and_tail;
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;
@@ -261,7 +259,6 @@ impl Jobs {
 
     /// Record the end, keep the job for `job_wait`, and tell every waiter.
     async fn finish(&self, job: &Arc<Job>, mut outcome: Outcome, options: JobOptions) {
-        outcome.reasoning = outcome.reasoning.map(keep_reasoning);
         let status = match job.stop_reason() {
             Some(StopReason::Shutdown(_)) if outcome.status == Status::Cancelled => {
                 JobStatus::Interrupted
@@ -350,19 +347,6 @@ impl Jobs {
     }
 }
 
-/// A finished job keeps at most this much of its reasoning, head and tail, in memory and in
-/// its row: results show 2000 characters of it, and its transcript has every reasoning event.
-const REASONING_KEPT_CHARS: usize = 64 * 1024;
-
-fn keep_reasoning(reasoning: String) -> String {
-    match head_and_tail(&reasoning, REASONING_KEPT_CHARS, |omitted, _| {
-        format!("… {omitted} characters of reasoning left out: the job's transcript has them")
-    }) {
-        Cow::Borrowed(_) => reasoning,
-        Cow::Owned(cut) => cut,
-    }
-}
-
 /// The outcome of a job stopped while it waited in the queue.
 fn not_run(job: &Job) -> Outcome {
     let stop = job.stop_reason();
@@ -445,23 +429,4 @@ fn save_answer(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
         .open(path)?
         .write_all(answer.as_bytes())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_finished_job_keeps_the_head_and_tail_of_long_reasoning_and_says_where_the_rest_is() {
-        let short = "thinking".to_owned();
-        assert_eq!(keep_reasoning(short.clone()), short);
-        let long = format!("{}{}", "a".repeat(REASONING_KEPT_CHARS), "z".repeat(10));
-        let kept = keep_reasoning(long);
-        assert!(
-            kept.starts_with('a') && kept.ends_with("zzzzzzzzzz"),
-            "head and tail"
-        );
-        assert!(kept.contains("10 characters of reasoning left out: the job's transcript"));
-        assert!(kept.chars().count() < REASONING_KEPT_CHARS + 200);
-    }
 }

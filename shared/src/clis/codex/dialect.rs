@@ -3,7 +3,6 @@
 //! This file also holds [`json`], the line-reading helpers every dialect shares.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
@@ -12,6 +11,7 @@ use crate::dialect::json::{Empty, Fields, Scalar, event_type, fields, loose_stri
 use crate::dialect::scan::{Flat, Scanner};
 use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
+use crate::open_calls::OpenCalls;
 use crate::outcome::Usage;
 
 /// Parser state for one codex run.
@@ -19,7 +19,7 @@ use crate::outcome::Usage;
 pub struct CodexDialect {
     /// Ids of tool items already announced, so that a tool codex reports only on completion
     /// (file changes, web searches) still counts as a started call.
-    started: HashSet<String>,
+    started: OpenCalls,
 }
 
 #[derive(Deserialize)]
@@ -416,7 +416,7 @@ impl CodexDialect {
     fn item_started(&mut self, item: Item, out: &mut Vec<AgentEvent>) {
         if let Some(call) = item.into_call() {
             if let Some(id) = &call.id {
-                self.started.insert(id.clone());
+                self.started.open(id.clone());
             }
             out.push(call.into_started());
         }
@@ -433,7 +433,7 @@ impl CodexDialect {
             }),
             tool => {
                 if let Some(call) = tool.into_call() {
-                    let announced = call.id.as_ref().is_some_and(|id| self.started.remove(id));
+                    let announced = call.id.as_ref().is_some_and(|id| self.started.close(id));
                     if !announced {
                         out.push(call.started());
                     }
