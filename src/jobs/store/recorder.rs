@@ -15,6 +15,8 @@ use super::Store;
 /// A chunk this large is closed; a buffer of this much head is committed at once rather than
 /// at the next tick.
 pub(super) const CHUNK_BYTES: usize = 256 * 1024;
+/// A new chunk's room: its last line passes [`CHUNK_BYTES`], and growing it would copy it.
+const CHUNK_ROOM: usize = CHUNK_BYTES + 16 * 1024;
 
 /// Whole JSON lines, stored as one row.
 #[derive(Debug, Default)]
@@ -58,6 +60,9 @@ pub(super) struct JobLog {
     recorded: u64,
     /// Half the transcript cap: the head's size and the newest tail kept.
     half: u64,
+    /// A dropped chunk's buffer, reused for the next: a burst would otherwise allocate (and
+    /// fault in) a fresh one for every chunk it drops.
+    spare: Option<Vec<u8>>,
 }
 
 impl JobLog {
@@ -66,6 +71,7 @@ impl JobLog {
             pending: JobBuffer::default(),
             recorded: 0,
             half: transcript_max_bytes / 2,
+            spare: None,
         }
     }
 
@@ -105,9 +111,15 @@ impl JobLog {
             .last()
             .is_none_or(|last| last.lines.len() >= CHUNK_BYTES);
         if full {
+            let mut lines = self
+                .spare
+                .take()
+                .unwrap_or_else(|| Vec::with_capacity(CHUNK_ROOM));
+            lines.clear();
             chunks.push(Chunk {
+                lines,
+                events: 0,
                 start: self.recorded,
-                ..Chunk::default()
             });
         }
         full
@@ -138,6 +150,7 @@ impl JobLog {
         for dropped in chunks.drain(first_tail..end) {
             self.pending.dropped_events += dropped.events;
             self.pending.dropped_bytes += dropped.lines.len() as u64;
+            self.spare = Some(dropped.lines);
         }
     }
 }
