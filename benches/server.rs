@@ -425,7 +425,7 @@ async fn report_stream_throughput(events: usize) {
 
     // The same calls on a server whose job store is unusable, so it records nothing: what the
     // store adds (it serializes every event of the 22.5 MB and writes the head and the newest
-    // tail of its 4 MiB cap per job).
+    // tail of its 2 MiB cap per job).
     let mut bare = Server::builder()
         .env("CAM_CODEX_BIN", quick_cli())
         .env("CAM_LOG", "error")

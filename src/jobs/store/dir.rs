@@ -9,7 +9,7 @@ use super::error::StoreError;
 /// The database file inside the state directory.
 pub const DB_FILE: &str = "jobs.sqlite3";
 const DEFAULT_RETENTION_DAYS: u64 = 7;
-const DEFAULT_TRANSCRIPT_MAX_BYTES: u64 = 4 * 1024 * 1024;
+const DEFAULT_TRANSCRIPT_MAX_BYTES: u64 = 2 * 1024 * 1024;
 
 /// `CAM_STATE_DIR`, else `$XDG_STATE_HOME/cli-agent-mcp`, else `~/.local/state/cli-agent-mcp`.
 pub fn state_dir() -> Result<PathBuf, StoreError> {
@@ -39,7 +39,7 @@ pub fn retention() -> Result<Duration, StoreError> {
     Ok(Duration::from_secs(days.saturating_mul(24 * 3600)))
 }
 
-/// The most of a job's events kept: `CAM_TRANSCRIPT_MAX_BYTES` (default 4 MiB).
+/// The most of a job's events kept: `CAM_TRANSCRIPT_MAX_BYTES` (default 2 MiB).
 pub fn transcript_max_bytes() -> Result<u64, StoreError> {
     setting(
         "CAM_TRANSCRIPT_MAX_BYTES",
