@@ -15,8 +15,9 @@
 //! 6. Stream throughput: a long codex run of 200000 events of about 100 bytes each (22.5 MB, as
 //!    the issue measured), written by two stand-ins, each called with progress reports:
 //!    - as fast as the kernel takes it: tests/fixtures/quick-cli/codex with `stream=FILE` execs
-//!      `awk '{ print; fflush() }' FILE` (one write per line). 10 calls on one server: the
-//!      MB of stream per CPU-second of the server (utime + stime from /proc around the calls,
+//!      `awk '{ print; fflush() }' FILE` (one write per line). 10 calls on one server, taking
+//!      turns with 10 on a server without a job store (a drifting machine speed slows both
+//!      alike): the MB of stream per CPU-second of the server (utime + stime from /proc around the calls,
 //!      in 10 ms ticks, so summed over the 10), the call's wall time (p50) against the same
 //!      stand-in with the same prompt writing to /dev/null (started by the bench, spawn to
 //!      exit, p50 of 10), and the server's peak RSS after the first call and after the last.
@@ -352,9 +353,10 @@ fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
     started.elapsed()
 }
 
-/// What `calls` calls of `prompt` cost `server`.
+/// What calls of `prompt` cost a server.
+#[derive(Default)]
 struct StreamCost {
-    /// CPU seconds per call, their mean.
+    /// CPU seconds, summed over the calls.
     cpu: f64,
     walls: Vec<Duration>,
     /// The server's peak RSS after the first call, and after the last, in KiB.
@@ -362,31 +364,31 @@ struct StreamCost {
     last_peak_kib: u64,
 }
 
-async fn stream_calls(server: &mut Server, prompt: &str, calls: usize) -> StreamCost {
-    let before = cpu_seconds(server.pid());
-    let mut walls = Vec::with_capacity(calls);
-    let mut first_peak_kib = 0;
-    for n in 0..calls {
-        let started = Instant::now();
-        let token = format!("stream-{n}");
-        let id = server
-            .start_call("codex", json!({"prompt": prompt}), Some(&token))
-            .await;
-        let result = server.result(id).await;
-        walls.push(started.elapsed());
-        assert_eq!(
-            result["structuredContent"]["answer"], "long-run-done",
-            "{result}"
-        );
-        if n == 0 {
-            first_peak_kib = ProcStatus::read(server.pid()).peak_rss_kib;
-        }
+impl StreamCost {
+    /// CPU seconds per call, their mean.
+    fn cpu_per_call(&self) -> f64 {
+        self.cpu / self.walls.len().max(1) as f64
     }
-    StreamCost {
-        cpu: (cpu_seconds(server.pid()) - before) / calls as f64,
-        walls,
-        first_peak_kib,
-        last_peak_kib: ProcStatus::read(server.pid()).peak_rss_kib,
+}
+
+/// One call of `prompt` on `server`, added to `cost`.
+async fn stream_call(server: &mut Server, prompt: &str, cost: &mut StreamCost) {
+    let before = cpu_seconds(server.pid());
+    let started = Instant::now();
+    let token = format!("stream-{}", cost.walls.len());
+    let id = server
+        .start_call("codex", json!({"prompt": prompt}), Some(&token))
+        .await;
+    let result = server.result(id).await;
+    cost.walls.push(started.elapsed());
+    cost.cpu += cpu_seconds(server.pid()) - before;
+    assert_eq!(
+        result["structuredContent"]["answer"], "long-run-done",
+        "{result}"
+    );
+    cost.last_peak_kib = ProcStatus::read(server.pid()).peak_rss_kib;
+    if cost.walls.len() == 1 {
+        cost.first_peak_kib = cost.last_peak_kib;
     }
 }
 
@@ -405,38 +407,44 @@ async fn report_stream_throughput(events: usize) {
         )
     };
 
-    let mut alone: Vec<Duration> = (0..STREAM_CALLS)
-        .map(|_| stand_in_to_dev_null(&quick_cli(), &prompt))
-        .collect();
-    let mut server = quick_server().await;
-    let mut cost = stream_calls(&mut server, &prompt, STREAM_CALLS).await;
-    let (wall, alone) = (percentile(&mut cost.walls, 50), percentile(&mut alone, 50));
-    println!(
-        "stream of {events} events ({mb:.1} MB) as fast as the kernel takes them (awk, one \
-         write per line), {STREAM_CALLS} calls: {}; wall p50 {} vs {} for the stand-in alone \
-         ({:.2}x); peak RSS {} MiB after the first call, {} after the last",
-        per_cpu_second(cost.cpu),
-        ms(wall),
-        ms(alone),
-        wall.as_secs_f64() / alone.as_secs_f64(),
-        mib(cost.first_peak_kib),
-        mib(cost.last_peak_kib)
-    );
-
     // The same calls on a server whose job store is unusable, so it records nothing: what the
     // store adds (it serializes every event of the 22.5 MB and writes the head and the newest
-    // tail of its 2 MiB cap per job).
+    // tail of its 2 MiB cap per job). The two take turns, call by call, so that a machine
+    // whose speed drifts (a shared VM's does, by a quarter) slows both alike.
+    let mut server = quick_server().await;
     let mut bare = Server::builder()
         .env("CAM_CODEX_BIN", quick_cli())
         .env("CAM_LOG", "error")
         .env("CAM_STATE_DIR", dir.path().join("long-run.jsonl/no-store"))
         .spawn();
     bare.initialize().await;
-    let without = stream_calls(&mut bare, &prompt, STREAM_CALLS).await;
+    let (mut cost, mut without) = (StreamCost::default(), StreamCost::default());
+    let mut alone = Vec::with_capacity(STREAM_CALLS);
+    for _ in 0..STREAM_CALLS {
+        alone.push(stand_in_to_dev_null(&quick_cli(), &prompt));
+        stream_call(&mut server, &prompt, &mut cost).await;
+        stream_call(&mut bare, &prompt, &mut without).await;
+    }
+    let alone = percentile(&mut alone, 50);
+    let wall = percentile(&mut cost.walls, 50);
+    let bare_wall = percentile(&mut without.walls, 50);
     println!(
-        "   without the job store: {}; peak RSS {} MiB; the store adds {:+.0} % server CPU, \
-         {:+.1} MiB peak RSS",
-        per_cpu_second(without.cpu),
+        "stream of {events} events ({mb:.1} MB) as fast as the kernel takes them (awk, one \
+         write per line), {STREAM_CALLS} calls: {}; wall p50 {} vs {} for the stand-in alone \
+         ({:.2}x); peak RSS {} MiB after the first call, {} after the last",
+        per_cpu_second(cost.cpu_per_call()),
+        ms(wall),
+        ms(alone),
+        wall.as_secs_f64() / alone.as_secs_f64(),
+        mib(cost.first_peak_kib),
+        mib(cost.last_peak_kib)
+    );
+    println!(
+        "   without the job store: {}; wall p50 {} ({:.2}x); peak RSS {} MiB; the store adds \
+         {:+.0} % server CPU, {:+.1} MiB peak RSS",
+        per_cpu_second(without.cpu_per_call()),
+        ms(bare_wall),
+        bare_wall.as_secs_f64() / alone.as_secs_f64(),
         mib(without.last_peak_kib),
         (cost.cpu / without.cpu.max(1e-3) - 1.0) * 100.0,
         (cost.last_peak_kib as f64 - without.last_peak_kib as f64) / 1024.0
@@ -449,11 +457,12 @@ async fn report_stream_throughput(events: usize) {
         .expect("make the paced stand-in executable");
     let alone = stand_in_to_dev_null(&paced, &prompt);
     let mut server = server_with_codex(&paced).await;
-    let cost = stream_calls(&mut server, &prompt, 1).await;
+    let mut cost = StreamCost::default();
+    stream_call(&mut server, &prompt, &mut cost).await;
     println!(
         "the same stream paced at {PACE} events/s (python3, one write per line): {}; wall {} \
          vs {} for the stand-in alone ({:.3}x); peak RSS {} MiB",
-        per_cpu_second(cost.cpu),
+        per_cpu_second(cost.cpu_per_call()),
         ms(cost.walls[0]),
         ms(alone),
         cost.walls[0].as_secs_f64() / alone.as_secs_f64(),
