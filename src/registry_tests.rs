@@ -94,8 +94,10 @@ async fn every_cli_is_spoken_by_the_fake_cli() {
         let request = RunRequest::new(agent, "answer=spoken tool", &workspace);
         let mut tools = 0;
         let outcome = engine
-            .run(request, CancellationToken::new(), &mut |event| {
-                tools += usize::from(matches!(event, AgentEvent::ToolFinished { .. }));
+            .run(request, CancellationToken::new(), &mut |events| {
+                let finished =
+                    |event: &&AgentEvent| matches!(event, AgentEvent::ToolFinished { .. });
+                tools += events.iter().filter(finished).count();
             })
             .await
             .expect("starts");

@@ -52,9 +52,9 @@ pub async fn run(args: RunArgs, config: EngineConfig, agents: &[Agent]) -> u8 {
     };
     let job = Recording::start(&prepared);
     let result = engine
-        .run_prepared(prepared, cancel, &mut |event| {
-            status.show(event);
-            job.event(event);
+        .run_prepared(prepared, cancel, &mut |events| {
+            events.iter().for_each(|event| status.show(event));
+            job.events(events);
         })
         .await;
     status.finish();
@@ -198,9 +198,9 @@ impl Recording {
         self.store.as_ref().map(|(_, id, _)| id)
     }
 
-    fn event(&self, event: &AgentEvent) {
+    fn events(&self, events: &[AgentEvent]) {
         if let Some((_, _, recorder)) = &self.store {
-            recorder.event(event);
+            recorder.events(events);
         }
     }
 

@@ -26,7 +26,7 @@ async fn run_with(
         .run(
             RunRequest::new(agent, prompt, workspace.path()),
             cancel,
-            &mut |_: &AgentEvent| {},
+            &mut |_: &[AgentEvent]| {},
         )
         .await
         .expect("the run starts")
@@ -281,7 +281,7 @@ async fn events_reach_the_observer_as_they_are_parsed() {
         .run(
             request,
             CancellationToken::new(),
-            &mut |event: &AgentEvent| seen.push(event.clone()),
+            &mut |events: &[AgentEvent]| seen.extend_from_slice(events),
         )
         .await
         .expect("the run starts");
@@ -313,7 +313,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
         .run(
             RunRequest::new(clis::CLAUDE, "hi", first.path()),
             CancellationToken::new(),
-            &mut |_: &AgentEvent| {},
+            &mut |_: &[AgentEvent]| {},
         )
         .await
         .expect("first run");
@@ -325,7 +325,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
         .run(
             resume.clone(),
             CancellationToken::new(),
-            &mut |_: &AgentEvent| {},
+            &mut |_: &[AgentEvent]| {},
         )
         .await;
     let error = refused
@@ -338,7 +338,7 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
 
     resume.workspace = first.path().to_path_buf();
     let resumed = engine
-        .run(resume, CancellationToken::new(), &mut |_: &AgentEvent| {})
+        .run(resume, CancellationToken::new(), &mut |_: &[AgentEvent]| {})
         .await
         .expect("resume");
     assert_eq!(resumed.session_id.as_deref(), Some(session_id.as_str()));
@@ -349,7 +349,11 @@ async fn bad_requests_are_refused_before_anything_starts() {
     let engine = Engine::new(fake_config());
     let missing = RunRequest::new(clis::CODEX, "hi", "/nonexistent/dir");
     let error = engine
-        .run(missing, CancellationToken::new(), &mut |_: &AgentEvent| {})
+        .run(
+            missing,
+            CancellationToken::new(),
+            &mut |_: &[AgentEvent]| {},
+        )
         .await
         .expect_err("refused");
     assert!(matches!(error, SetupError::WorkspaceMissing(_)), "{error}");
@@ -357,7 +361,7 @@ async fn bad_requests_are_refused_before_anything_starts() {
     let workspace = TempDir::new("empty");
     let empty = RunRequest::new(clis::CODEX, "  ", workspace.path());
     let error = engine
-        .run(empty, CancellationToken::new(), &mut |_: &AgentEvent| {})
+        .run(empty, CancellationToken::new(), &mut |_: &[AgentEvent]| {})
         .await
         .expect_err("refused");
     assert!(matches!(error, SetupError::EmptyPrompt), "{error}");

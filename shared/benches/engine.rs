@@ -484,10 +484,10 @@ async fn timed_run(
 
     let mut first_event = None;
     let mut terminal = None;
-    let mut observer = |event: &AgentEvent| {
+    let mut observer = |events: &[AgentEvent]| {
         let now = Instant::now();
         first_event.get_or_insert(now);
-        if event.is_terminal() {
+        if events.iter().any(AgentEvent::is_terminal) {
             terminal.get_or_insert(now);
         }
     };

@@ -110,7 +110,7 @@ impl Engine {
     }
 
     /// Start a prepared run and supervise it to its end. `cancel` stops it (the whole tree is
-    /// torn down before this returns); `observer` sees every event as it is parsed.
+    /// torn down before this returns); `observer` sees every event as it is parsed, in batches.
     pub async fn run_prepared(
         &self,
         prepared: Prepared,

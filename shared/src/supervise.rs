@@ -35,7 +35,13 @@ pub struct Limits {
     pub stderr_tail_bytes: usize,
 }
 
-pub type Observer<'a> = &'a mut (dyn FnMut(&AgentEvent) + Send);
+/// Sees the events as they are parsed, in order, a batch at a time: those of the lines one
+/// read brought (256 at most), so that an observer takes its locks once a batch, not once an
+/// event.
+pub type Observer<'a> = &'a mut (dyn FnMut(&[AgentEvent]) + Send);
+
+/// The most events handed to the observer at once: bounds what a burst holds in memory.
+const OBSERVED_AT_ONCE: usize = 256;
 
 /// How much a drain takes from a pipe at once without waiting: more than a pipe can hold
 /// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default), so it is all that was written.
@@ -146,7 +152,7 @@ impl Output {
 struct RunState<'o> {
     transcript: Transcript,
     dialect: Box<dyn Dialect>,
-    /// The events of the line being taken; kept to reuse its allocation.
+    /// Events parsed and not yet observed; kept to reuse its allocation.
     events: Vec<AgentEvent>,
     observer: Observer<'o>,
     limits: Limits,
@@ -232,15 +238,19 @@ impl<'o> RunState<'o> {
                 }
             };
             news |= self.take_line(bytes);
+            if self.events.len() >= OBSERVED_AT_ONCE {
+                self.deliver();
+            }
         }
+        self.deliver();
         if news {
             self.last_news = Instant::now();
         }
         cause
     }
 
-    /// Parse one line and record what it says; false when it said nothing (a blank line, an
-    /// event the outcome does not need).
+    /// Parse one line, keeping its events for [`RunState::deliver`]; false when it said
+    /// nothing (a blank line, an event the outcome does not need).
     fn take_line(&mut self, bytes: &[u8]) -> bool {
         let text = match std::str::from_utf8(bytes) {
             Ok(text) => std::borrow::Cow::Borrowed(text),
@@ -249,19 +259,26 @@ impl<'o> RunState<'o> {
                 String::from_utf8_lossy(bytes)
             }
         };
+        let before = self.events.len();
         if let Err(issue) = self.dialect.parse_line(&text, &mut self.events) {
             self.transcript.record_issue(issue);
             return true;
         }
-        let news = !self.events.is_empty() || matches!(text, std::borrow::Cow::Owned(_));
+        self.events.len() > before || matches!(text, std::borrow::Cow::Owned(_))
+    }
+
+    /// Show the events parsed so far to the observer, then fold them into the transcript.
+    fn deliver(&mut self) {
+        if self.events.is_empty() {
+            return;
+        }
+        (self.observer)(&self.events);
         for event in self.events.drain(..) {
-            (self.observer)(&event);
             if event.is_terminal() && self.linger_until.is_none() {
                 self.linger_until = Some(Instant::now() + self.limits.exit_grace);
             }
             self.transcript.record(event);
         }
-        news
     }
 
     /// The polite first step of a teardown: SIGINT to the whole group (codex and claude stop

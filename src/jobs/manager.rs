@@ -236,10 +236,10 @@ impl Jobs {
         prepared: Prepared,
         recorder: Option<&Recorder>,
     ) -> Result<Outcome, SetupError> {
-        let mut observe = |event: &AgentEvent| {
-            job.progress.observe(event);
+        let mut observe = |events: &[AgentEvent]| {
+            job.progress.observe(events);
             if let Some(recorder) = recorder {
-                recorder.event(event);
+                recorder.events(events);
             }
         };
         let run = self

@@ -23,17 +23,20 @@ struct Inner {
 }
 
 impl JobProgress {
-    /// Record what `event` says the run is doing, if it says anything.
-    pub fn observe(&self, event: &AgentEvent) {
+    /// Record what the latest of `events` that says anything says the run is doing.
+    pub fn observe(&self, events: &[AgentEvent]) {
         let changed = {
             let mut latest = self.lock();
-            match &mut *latest {
-                Some(line) => event.describe_into(line),
-                None => {
-                    *latest = event.describe();
-                    latest.is_some()
-                }
-            }
+            events.iter().fold(false, |changed, event| {
+                changed
+                    | match &mut *latest {
+                        Some(line) => event.describe_into(line),
+                        None => {
+                            *latest = event.describe();
+                            latest.is_some()
+                        }
+                    }
+            })
         };
         if changed {
             self.inner.changed.notify_one();

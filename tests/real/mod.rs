@@ -402,8 +402,8 @@ pub async fn run_on(
     crate::common::become_subreaper();
     let mut events = Vec::new();
     let outcome = engine
-        .run(request, cancel, &mut |event: &AgentEvent| {
-            events.push(event.clone())
+        .run(request, cancel, &mut |batch: &[AgentEvent]| {
+            events.extend_from_slice(batch)
         })
         .await
         .expect("the run starts");

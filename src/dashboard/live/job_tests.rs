@@ -26,9 +26,9 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
         .unwrap();
     let recorder = store.recorder(&id);
     for n in 0..events {
-        recorder.event(&AgentEvent::Reasoning {
+        recorder.events(&[AgentEvent::Reasoning {
             text: format!("step {n}"),
-        });
+        }]);
     }
     recorder.flush();
     let mut outcome = Outcome::not_run(

@@ -32,7 +32,7 @@ fn the_feed_reports_each_insert_progress_and_finish_once_after_the_cursor() {
     assert_eq!(ids(&inserted), [newer.to_string()]);
 
     let recorder = store.recorder(&older);
-    recorder.event(&AgentEvent::Reasoning { text: "hm".into() });
+    recorder.events(&[AgentEvent::Reasoning { text: "hm".into() }]);
     recorder.progress("thinking");
     recorder.flush();
     store.mark_running(&newer).unwrap();

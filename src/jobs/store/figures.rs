@@ -37,7 +37,7 @@ fn record_jobs(store: &Store, dir: &Path) {
         );
         let recorder = store.recorder(&id);
         for _ in 0..EVENTS_PER_JOB {
-            recorder.event(&event);
+            recorder.events(std::slice::from_ref(&event));
         }
         recorder.flush();
         store
@@ -109,7 +109,7 @@ fn stream_cost(store: &Store, dir: &Path) {
     let writer_before = writer_cpu();
     let started = Instant::now();
     for _ in 0..STREAM_EVENTS {
-        recorder.event(&event);
+        recorder.events(std::slice::from_ref(&event));
     }
     let calls = started.elapsed();
     recorder.flush();

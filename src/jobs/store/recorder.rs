@@ -1,5 +1,6 @@
-//! A job's event recorder: called for every event from the run's synchronous observer, so it
-//! only serializes into a buffer; the store's writer thread commits it (see `writer.rs`).
+//! A job's event recorder: called for every batch of events from the run's synchronous
+//! observer, so it only serializes into a buffer; the store's writer thread commits it (see
+//! `writer.rs`).
 //!
 //! The buffer is cut into chunks of whole lines as it fills, so the writer stores them as
 //! they are. Once a job has recorded the head half of its transcript cap, the size cap keeps
@@ -173,10 +174,13 @@ impl Recorder {
         Self { store, buffer }
     }
 
-    pub fn event(&self, event: &AgentEvent) {
+    pub fn events(&self, events: &[AgentEvent]) {
         let mut log = lock(&self.buffer);
         let was_empty = log.pending.is_empty();
-        let urgent = log.append(event);
+        let mut urgent = false;
+        for event in events {
+            urgent |= log.append(event);
+        }
         drop(log);
         self.nudge(was_empty, urgent);
     }

@@ -207,12 +207,12 @@ fn recorded_events_page_back_in_order_with_the_session_and_progress() {
     let (dir, store) = open("store-events");
     let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
-    recorder.event(&AgentEvent::SessionStarted {
+    recorder.events(&[AgentEvent::SessionStarted {
         session_id: "thread-9".into(),
         model: None,
-    });
+    }]);
     for i in 1..250 {
-        recorder.event(&text(&format!("line {i}")));
+        recorder.events(&[text(&format!("line {i}"))]);
         if i % 100 == 0 {
             recorder.flush();
         }
@@ -244,7 +244,7 @@ fn events_are_committed_within_a_tick_without_a_flush() {
     let (dir, store) = open("store-tick");
     let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
-    recorder.event(&text("hello"));
+    recorder.events(&[text("hello")]);
     // Another connection sees it: it is committed, not just buffered.
     let other = Store::open_with(dir.path(), NO_CAP).unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -259,11 +259,11 @@ fn events_recorded_after_finish_are_kept() {
     let (dir, store) = open("store-late");
     let id = insert(&store, GEMINI, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
-    recorder.event(&text("before"));
+    recorder.events(&[text("before")]);
     store
         .finish(&id, JobStatus::Completed, &outcome("done"))
         .unwrap();
-    recorder.event(&text("after"));
+    recorder.events(&[text("after")]);
     recorder.flush();
     let record = store.get(&id).unwrap().unwrap();
     assert_eq!(
@@ -292,7 +292,7 @@ fn transcript_within_the_cap(cap: u64, events: u64, commit_every: u64) {
     let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
     for n in 0..events {
-        recorder.event(&text(&format!("{n:0>70}")));
+        recorder.events(&[text(&format!("{n:0>70}"))]);
         if (n + 1) % commit_every == 0 {
             recorder.flush();
         }
@@ -396,7 +396,7 @@ fn prune_removes_finished_jobs_older_than_the_age_with_their_events() {
     let recent = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let running = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&old);
-    recorder.event(&text("x"));
+    recorder.events(&[text("x")]);
     recorder.flush();
     drop(recorder);
     for id in [&old, &recent] {
@@ -661,7 +661,7 @@ fn two_stores_on_one_file_write_and_read_at_once() {
                         .map(|i| {
                             let id = insert(store, CODEX, dir.path(), JobStatus::Running);
                             let recorder = store.recorder(&id);
-                            recorder.event(&text(&format!("event {i}")));
+                            recorder.events(&[text(&format!("event {i}"))]);
                             recorder.flush();
                             store
                                 .finish(&id, JobStatus::Completed, &outcome(&format!("{i}")))
