@@ -3,6 +3,8 @@
 //! independent; no line is lost. See REFACTOR_SPEC.md.
 
 mod common;
+#[path = "common/long_run.rs"]
+mod long_run;
 
 use std::time::Duration;
 
@@ -302,6 +304,54 @@ async fn events_reach_the_observer_as_they_are_parsed() {
     ));
     assert_eq!(outcome.tools.calls, 1);
     assert!(outcome.reasoning.is_some());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
+    common::become_subreaper();
+    let workspace = TempDir::new("batches");
+    let stream = workspace.path().join("stream.jsonl");
+    std::fs::write(&stream, long_run::long_codex_stream(20_000)).expect("write the stream");
+    let quick =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick-cli/codex");
+    let mut config = fake_config();
+    config.binaries.insert(clis::CODEX.name().to_owned(), quick);
+    let prompt = format!("stream={}\n", stream.display());
+    let mut batches = Vec::new();
+    let mut seen = Vec::new();
+    let outcome = Engine::new(config)
+        .run(
+            RunRequest::new(clis::CODEX, &prompt, workspace.path()),
+            CancellationToken::new(),
+            &mut |events: &[AgentEvent]| {
+                batches.push(events.len());
+                seen.extend_from_slice(events);
+            },
+        )
+        .await
+        .expect("the run starts");
+    assert_eq!(outcome.answer, "long-run-done");
+    assert!(
+        batches.iter().all(|&size| (1..=256).contains(&size)),
+        "{batches:?}"
+    );
+    assert!(
+        batches.len() < seen.len(),
+        "a burst comes in batches: {batches:?}"
+    );
+    // Every command item: started, then finished, in the order written.
+    let commands: Vec<String> = seen
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolFinished { command, .. } => command.clone(),
+            _ => None,
+        })
+        .collect();
+    let written: Vec<String> = (0..19_996)
+        .step_by(10)
+        .map(|n| format!("cargo test m{n}"))
+        .collect();
+    assert_eq!(commands, written);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
