@@ -17,10 +17,11 @@
 //!    - as fast as the kernel takes it: tests/fixtures/quick-cli/codex with `stream=FILE` execs
 //!      `awk '{ print; fflush() }' FILE` (one write per line). 10 calls on one server, taking
 //!      turns with 10 on a server without a job store (a drifting machine speed slows both
-//!      alike): the MB of stream per CPU-second of the server (utime + stime from /proc around the calls,
-//!      in 10 ms ticks, so summed over the 10), the call's wall time (p50) against the same
-//!      stand-in with the same prompt writing to /dev/null (started by the bench, spawn to
-//!      exit, p50 of 10), and the server's peak RSS after the first call and after the last.
+//!      alike): the MB of stream per CPU-second of the server (utime + stime from /proc around
+//!      each call, in 10 ms ticks, so summed over the 10), the call's wall time (p50) against
+//!      the same stand-in with the same prompt writing to /dev/null (started by the bench,
+//!      spawn to exit, p50 of 10, in the same turns), and the server's peak RSS after the
+//!      first call and after the last.
 //!      This stand-in writes as fast as one core allows, so the server's share of the wall
 //!      time is its whole CPU time whenever the two do not run at once (two cores, shared with
 //!      whatever else runs): the ratio is about (writer + server) / writer, and 1.3x would

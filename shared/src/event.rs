@@ -64,14 +64,9 @@ impl AgentEvent {
 
     /// One short human line describing the event, for status lines and progress messages.
     pub fn describe(&self) -> Option<String> {
-        match self.line_parts()? {
-            LineParts::Pieces(pieces) => Some(pieces.concat()),
-            failed => {
-                let mut line = String::new();
-                failed.write_into(&mut line);
-                Some(line)
-            }
-        }
+        let mut line = String::new();
+        self.line_parts()?.write_into(&mut line);
+        Some(line)
     }
 
     /// [`AgentEvent::describe`] into `line`, reusing its allocation; true if that changed

@@ -25,19 +25,18 @@ struct Inner {
 impl JobProgress {
     /// Record what the latest of `events` that says anything says the run is doing.
     pub fn observe(&self, events: &[AgentEvent]) {
-        let changed = {
-            let mut latest = self.lock();
-            events.iter().fold(false, |changed, event| {
-                changed
-                    | match &mut *latest {
-                        Some(line) => event.describe_into(line),
-                        None => {
-                            *latest = event.describe();
-                            latest.is_some()
-                        }
-                    }
-            })
-        };
+        let mut changed = false;
+        let mut latest = self.lock();
+        for event in events {
+            changed |= match &mut *latest {
+                Some(line) => event.describe_into(line),
+                None => {
+                    *latest = event.describe();
+                    latest.is_some()
+                }
+            };
+        }
+        drop(latest);
         if changed {
             self.inner.changed.notify_one();
         }
