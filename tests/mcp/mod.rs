@@ -127,10 +127,11 @@ impl Builder {
         let (count_tx, count) = watch::channel(0usize);
         tokio::spawn(read_messages(stdout, inbox.clone(), count_tx));
         let stderr_text = Arc::new(Mutex::new(String::new()));
+        let (drained_tx, stderr_drained) = watch::channel(self.stderr_closed);
         if self.stderr_closed {
             drop(stderr);
         } else {
-            tokio::spawn(read_stderr(stderr, stderr_text.clone()));
+            tokio::spawn(read_stderr(stderr, stderr_text.clone(), drained_tx));
         }
         Server {
             pid: child.id().map_or(0, |pid| pid as i32),
@@ -139,6 +140,7 @@ impl Builder {
             inbox,
             count,
             stderr: stderr_text,
+            stderr_drained,
             next_id: 1,
             _state: self.state,
         }
@@ -176,7 +178,11 @@ async fn read_messages(
     count.send_modify(|_| {});
 }
 
-async fn read_stderr(mut stderr: tokio::process::ChildStderr, text: Arc<Mutex<String>>) {
+async fn read_stderr(
+    mut stderr: tokio::process::ChildStderr,
+    text: Arc<Mutex<String>>,
+    drained: watch::Sender<bool>,
+) {
     let mut buf = vec![0u8; 64 * 1024];
     while let Ok(n) = stderr.read(&mut buf).await {
         if n == 0 {
@@ -186,6 +192,7 @@ async fn read_stderr(mut stderr: tokio::process::ChildStderr, text: Arc<Mutex<St
             .expect("stderr")
             .push_str(&String::from_utf8_lossy(&buf[..n]));
     }
+    drained.send_replace(true);
 }
 
 /// A running `cli-agent-mcp` and the client end of its MCP channel.
@@ -196,6 +203,8 @@ pub struct Server {
     inbox: Inbox,
     count: watch::Receiver<usize>,
     stderr: Arc<Mutex<String>>,
+    /// True once the server's stderr reached EOF: all it wrote is in `stderr`.
+    stderr_drained: watch::Receiver<bool>,
     next_id: i64,
     /// Dropped after `child`, which is killed on drop.
     _state: Option<TempDir>,
@@ -416,15 +425,22 @@ impl Server {
         nix::sys::signal::kill(Pid::from_raw(self.pid), signal).expect("signal the server");
     }
 
-    /// Wait for the server to exit within `limit`; panics otherwise.
+    /// Wait for the server to exit within `limit`; panics otherwise. Then waits, within the
+    /// same limit, for the reader to drain its stderr, so what it wrote last is in `stderr()`
+    /// (the exit can be seen before the pipe's last bytes are read).
     pub async fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
-        match tokio::time::timeout(limit, self.child.wait()).await {
+        let deadline = tokio::time::Instant::now() + limit;
+        let status = match tokio::time::timeout_at(deadline, self.child.wait()).await {
             Ok(status) => status.expect("wait for the server"),
             Err(_) => panic!(
                 "the server did not exit within {limit:?}\n{}",
                 self.stderr()
             ),
-        }
+        };
+        // A descendant holding the pipe past the limit leaves the assertions to say what is missing.
+        let _ = tokio::time::timeout_at(deadline, self.stderr_drained.wait_for(|drained| *drained))
+            .await;
+        status
     }
 
     /// Whether the server is still running.
