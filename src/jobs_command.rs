@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::args::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
-    CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError, dir,
-    now_ms,
+    CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
+    StoreSettings, now_ms,
 };
 
 const EXIT_FAILED: u8 = 1;
@@ -27,8 +27,8 @@ enum CommandError {
     Failed(String),
 }
 
-pub fn run(args: JobsArgs) -> u8 {
-    match execute(args) {
+pub fn run(args: JobsArgs, settings: &StoreSettings) -> u8 {
+    match execute(args, settings) {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("error: {error}");
@@ -37,8 +37,8 @@ pub fn run(args: JobsArgs) -> u8 {
     }
 }
 
-fn execute(args: JobsArgs) -> Result<(), CommandError> {
-    let store = Store::open_default()?;
+fn execute(args: JobsArgs, settings: &StoreSettings) -> Result<(), CommandError> {
+    let store = Store::open_configured(settings)?;
     // What a killed server left "running" is shown as what it is: interrupted. (`cancel`
     // finds that out itself, and tells.)
     if !matches!(args.action, Some(JobsAction::Cancel { .. })) {
@@ -51,7 +51,9 @@ fn execute(args: JobsArgs) -> Result<(), CommandError> {
         Some(JobsAction::Result { id, transcript }) if transcript => print_transcript(&store, &id),
         Some(JobsAction::Result { id, .. }) => print_result(&store, &id, json),
         Some(JobsAction::Cancel { id }) => cancel(&store, &id, json),
-        Some(JobsAction::Prune { older_than_days }) => prune(&store, older_than_days, json),
+        Some(JobsAction::Prune { older_than_days }) => {
+            prune(&store, older_than_days, settings, json)
+        }
     }
 }
 
@@ -223,10 +225,15 @@ fn cancel(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
     Err(CommandError::Failed(message))
 }
 
-fn prune(store: &Store, days: Option<u64>, json: bool) -> Result<(), CommandError> {
+fn prune(
+    store: &Store,
+    days: Option<u64>,
+    settings: &StoreSettings,
+    json: bool,
+) -> Result<(), CommandError> {
     let age = match days {
         Some(days) => Duration::from_secs(days.saturating_mul(24 * 3600)),
-        None => dir::retention()?,
+        None => settings.retention()?,
     };
     let days = age.as_secs() / (24 * 3600);
     let pruned = store.prune(age)?;

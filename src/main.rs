@@ -33,7 +33,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    loaded.export_store_settings();
+    let store = loaded.store_settings();
     let config = loaded.engine_config();
     let agents = loaded.agents();
     let offers = loaded.offers();
@@ -61,11 +61,11 @@ fn main() -> ExitCode {
     };
     let code = runtime.block_on(async move {
         match command {
-            Command::Serve(args) => server::serve(args, config, offers).await,
-            Command::Run(args) => run_command::run(args, config, &agents).await,
+            Command::Serve(args) => server::serve(args, config, offers, store).await,
+            Command::Run(args) => run_command::run(args, config, &agents, &store).await,
             Command::Doctor(args) => doctor::run(config, &agents, args.json).await,
-            Command::Jobs(args) => jobs_command::run(args),
-            Command::Dashboard(args) => dashboard::run(args).await,
+            Command::Jobs(args) => jobs_command::run(args, &store),
+            Command::Dashboard(args) => dashboard::run(args, store).await,
             Command::Config(args) => config::command::run(&loaded, args.json),
         }
     });

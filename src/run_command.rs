@@ -12,7 +12,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::RunArgs;
-use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Recorder, Store};
+use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings};
 
 /// Exit codes of `run`.
 const EXIT_FAILED: u8 = 1;
@@ -21,7 +21,12 @@ const EXIT_TIMED_OUT: u8 = 124;
 const EXIT_SIGINT: u8 = 130;
 const EXIT_SIGTERM: u8 = 143;
 
-pub async fn run(args: RunArgs, config: EngineConfig, agents: &[Agent]) -> u8 {
+pub async fn run(
+    args: RunArgs,
+    config: EngineConfig,
+    agents: &[Agent],
+    store: &StoreSettings,
+) -> u8 {
     let request = match request(&args, agents) {
         Ok(request) => request,
         Err(message) => {
@@ -50,7 +55,7 @@ pub async fn run(args: RunArgs, config: EngineConfig, agents: &[Agent]) -> u8 {
             return EXIT_USAGE;
         }
     };
-    let job = Recording::start(&prepared);
+    let job = Recording::start(&prepared, store);
     let result = engine
         .run_prepared(prepared, cancel, &mut |events| {
             events.iter().for_each(|event| status.show(event));
@@ -165,7 +170,7 @@ struct Recording {
 }
 
 impl Recording {
-    fn start(prepared: &Prepared) -> Self {
+    fn start(prepared: &Prepared, settings: &StoreSettings) -> Self {
         let request = prepared.request();
         let id = JobId::random();
         let new = NewJob {
@@ -179,7 +184,8 @@ impl Recording {
             prompt: &request.prompt,
             status: JobStatus::Running,
         };
-        let opened = Store::open_default().and_then(|store| store.insert(&new).map(|()| store));
+        let opened =
+            Store::open_configured(settings).and_then(|store| store.insert(&new).map(|()| store));
         match opened {
             Ok(store) => {
                 let recorder = store.recorder(&id);

@@ -92,10 +92,15 @@ fn report(loaded: &Loaded) -> Report {
             }
         })
         .collect();
-    settings.extend(loaded.store.iter().map(|setting| Setting {
-        name: format!("{} ({})", setting.key, setting.var),
-        value: setting.value.clone(),
-        source: setting.source.clone(),
+    settings.extend(loaded.store.iter().map(|setting| {
+        Setting {
+            name: format!("{} ({})", setting.key, setting.var),
+            value: setting
+                .value
+                .as_ref()
+                .map(|value| value.to_string_lossy().into_owned()),
+            source: setting.source.clone(),
+        }
     }));
     let agents = loaded
         .agents

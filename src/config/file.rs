@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::jobs::store::dir;
+
 /// The settings a config file may hold. Each top-level key is the id of the command-line
 /// argument it sets (`max_runs` sets `--max-runs`), except the job store's and `agents`.
 #[derive(Debug, Default, Deserialize, Serialize)]
@@ -33,7 +35,7 @@ pub struct FileSettings {
     pub http_max_body_bytes: Option<u64>,
     pub http_max_requests: Option<u64>,
     pub http_max_streams: Option<u64>,
-    /// The job store's settings, which it reads from `CAM_*` variables: see [`STORE_VARS`].
+    /// The job store's settings, under their variables: see [`STORE_VARS`].
     pub state_dir: Option<PathBuf>,
     pub job_retention_days: Option<u64>,
     pub transcript_max_bytes: Option<u64>,
@@ -42,11 +44,11 @@ pub struct FileSettings {
     pub agents: BTreeMap<String, AgentSettings>,
 }
 
-/// The keys of the job store's settings and the variables it reads them from.
+/// The keys of the job store's settings and their variables, which win over the file.
 pub const STORE_VARS: [(&str, &str); 3] = [
-    ("state_dir", "CAM_STATE_DIR"),
-    ("job_retention_days", "CAM_JOB_RETENTION_DAYS"),
-    ("transcript_max_bytes", "CAM_TRANSCRIPT_MAX_BYTES"),
+    ("state_dir", dir::STATE_DIR_VAR),
+    ("job_retention_days", dir::RETENTION_DAYS_VAR),
+    ("transcript_max_bytes", dir::TRANSCRIPT_MAX_BYTES_VAR),
 ];
 
 /// `[agents.<name>]`.

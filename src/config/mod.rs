@@ -22,6 +22,7 @@ pub use self::agents::Configured;
 use self::file::{ConfigFile, FileError, Location, STORE_VARS};
 use self::layer::{FileDefaults, Source};
 use crate::args::{self, Cli};
+use crate::jobs::store::StoreSettings;
 use crate::server::Offer;
 
 #[derive(Debug, thiserror::Error)]
@@ -44,11 +45,11 @@ pub struct Loaded {
     store: Vec<StoreSetting>,
 }
 
-/// A job store setting, which the store reads from its `CAM_*` variable.
+/// A job store setting: its variable, else its key in the file.
 struct StoreSetting {
     key: &'static str,
     var: &'static str,
-    value: Option<String>,
+    value: Option<OsString>,
     source: Source,
 }
 
@@ -123,15 +124,12 @@ impl Loaded {
             .collect()
     }
 
-    /// Give the job store the file's settings that its variables do not override. Call it
-    /// before any thread starts: it sets variables of this process.
-    pub fn export_store_settings(&self) {
-        for setting in &self.store {
-            if let (Source::File { .. }, Some(value)) = (&setting.source, &setting.value) {
-                // SAFETY: called from `main` before the runtime or any other thread exists.
-                unsafe { std::env::set_var(setting.var, value) };
-            }
-        }
+    /// The job store's settings.
+    pub fn store_settings(&self) -> StoreSettings {
+        StoreSettings::from_values(|var| {
+            let setting = self.store.iter().find(|setting| setting.var == var)?;
+            setting.value.clone()
+        })
     }
 }
 
@@ -159,8 +157,10 @@ fn store_settings(file: Option<&ConfigFile>) -> Vec<StoreSetting> {
     STORE_VARS
         .iter()
         .map(|&(key, var)| {
-            let from_env = std::env::var(var).ok().filter(|value| !value.is_empty());
-            let from_file = in_file.get(key).and_then(|values| values.first().cloned());
+            let from_env = std::env::var_os(var).filter(|value| !value.is_empty());
+            let from_file = in_file
+                .get(key)
+                .and_then(|values| values.first().map(OsString::from));
             let (value, source) = match (from_env, from_file, file) {
                 (Some(value), _, _) => (
                     Some(value),

@@ -21,7 +21,7 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::DashboardArgs;
-use crate::jobs::store::{Store, StoreError};
+use crate::jobs::store::{Store, StoreError, StoreSettings};
 use auth::Access;
 pub use error::DashboardError;
 
@@ -121,8 +121,8 @@ pub fn router(state: DashboardState) -> Router {
 }
 
 /// The command: serves until SIGINT or SIGTERM; exit code 0, or 1 with the reason on stderr.
-pub async fn run(args: DashboardArgs) -> u8 {
-    match serve(args).await {
+pub async fn run(args: DashboardArgs, store: StoreSettings) -> u8 {
+    match serve(args, store).await {
         Ok(()) => 0,
         Err(error) => {
             eprintln!("error: {error}");
@@ -131,8 +131,8 @@ pub async fn run(args: DashboardArgs) -> u8 {
     }
 }
 
-async fn serve(args: DashboardArgs) -> Result<(), DashboardError> {
-    let store = tokio::task::spawn_blocking(Store::open_default)
+async fn serve(args: DashboardArgs, settings: StoreSettings) -> Result<(), DashboardError> {
+    let store = tokio::task::spawn_blocking(move || Store::open_configured(&settings))
         .await
         .map_err(|error| DashboardError::Query(error.to_string()))??;
     let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))

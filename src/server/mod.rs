@@ -48,7 +48,7 @@ use self::tools::Catalogue;
 use self::transport::Channel;
 use crate::args::ServeArgs;
 use crate::http;
-use crate::jobs::store::Store;
+use crate::jobs::store::{Store, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler};
 
 pub const EXIT_OK: u8 = 0;
@@ -68,7 +68,12 @@ enum SessionError {
     Failed(#[from] tokio::task::JoinError),
 }
 
-pub async fn serve(args: ServeArgs, config: EngineConfig, offers: Vec<Offer>) -> u8 {
+pub async fn serve(
+    args: ServeArgs,
+    config: EngineConfig,
+    offers: Vec<Offer>,
+    store: StoreSettings,
+) -> u8 {
     let http = match args
         .http
         .addr
@@ -81,7 +86,7 @@ pub async fn serve(args: ServeArgs, config: EngineConfig, offers: Vec<Offer>) ->
             return EXIT_USAGE;
         }
     };
-    let (server, lifecycle) = match build(&args, config, &offers).await {
+    let (server, lifecycle) = match build(&args, config, &offers, store).await {
         Ok(built) => built,
         Err(code) => return code,
     };
@@ -116,6 +121,7 @@ async fn build(
     args: &ServeArgs,
     config: EngineConfig,
     offers: &[Offer],
+    store: StoreSettings,
 ) -> Result<(AgentServer, Lifecycle), u8> {
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
@@ -128,7 +134,7 @@ async fn build(
     let stopping = CancellationToken::new();
     let jobs = Jobs::new(
         Arc::new(Engine::new(config)),
-        open_store().await,
+        open_store(store).await,
         Scheduler::new(caps),
         runs.clone(),
         stopping.clone(),
@@ -238,9 +244,9 @@ fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
 
 /// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
 /// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
-async fn open_store() -> Result<Store, String> {
-    let opened = tokio::task::spawn_blocking(|| {
-        let store = Store::open_default()?;
+async fn open_store(settings: StoreSettings) -> Result<Store, String> {
+    let opened = tokio::task::spawn_blocking(move || {
+        let store = Store::open_configured(&settings)?;
         let interrupted = store.interrupt_orphans()?;
         if !interrupted.is_empty() {
             tracing::info!(
@@ -248,7 +254,7 @@ async fn open_store() -> Result<Store, String> {
                 "marked the jobs of servers that are gone as interrupted"
             );
         }
-        let pruned = store.prune(crate::jobs::store::dir::retention()?)?;
+        let pruned = store.prune(settings.retention()?)?;
         Ok::<_, crate::jobs::store::StoreError>((store, pruned))
     })
     .await;

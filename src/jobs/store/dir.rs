@@ -1,6 +1,6 @@
-//! Where the store lives and the settings it reads from the environment.
+//! Where the store lives and how much it keeps: its settings, as the config resolved them.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -8,19 +8,69 @@ use super::error::StoreError;
 
 /// The database file inside the state directory.
 pub const DB_FILE: &str = "jobs.sqlite3";
+/// The variables of the store's settings; the config file's keys stand behind them.
+pub const STATE_DIR_VAR: &str = "CAM_STATE_DIR";
+pub const RETENTION_DAYS_VAR: &str = "CAM_JOB_RETENTION_DAYS";
+pub const TRANSCRIPT_MAX_BYTES_VAR: &str = "CAM_TRANSCRIPT_MAX_BYTES";
 const DEFAULT_RETENTION_DAYS: u64 = 7;
-const DEFAULT_TRANSCRIPT_MAX_BYTES: u64 = 2 * 1024 * 1024;
+pub(super) const DEFAULT_TRANSCRIPT_MAX_BYTES: u64 = 2 * 1024 * 1024;
 
-/// `CAM_STATE_DIR`, else `$XDG_STATE_HOME/cli-agent-mcp`, else `~/.local/state/cli-agent-mcp`.
-pub fn state_dir() -> Result<PathBuf, StoreError> {
-    state_dir_from(|name| std::env::var_os(name))
+/// The store's settings, each from its variable or else the config file (see `config`), kept
+/// as given: a bad value fails only the commands that open the store, naming its variable.
+#[derive(Clone, Debug, Default)]
+pub struct StoreSettings {
+    state_dir: Option<OsString>,
+    retention_days: Option<OsString>,
+    transcript_max_bytes: Option<OsString>,
 }
 
-fn state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, StoreError> {
-    let var = |name| env(name).filter(|value| !value.is_empty());
-    if let Some(dir) = var("CAM_STATE_DIR") {
+impl StoreSettings {
+    /// The settings from their values, looked up by variable name; an empty value is unset.
+    pub fn from_values(value: impl Fn(&str) -> Option<OsString>) -> Self {
+        let set = |name| value(name).filter(|value| !value.is_empty());
+        Self {
+            state_dir: set(STATE_DIR_VAR),
+            retention_days: set(RETENTION_DAYS_VAR),
+            transcript_max_bytes: set(TRANSCRIPT_MAX_BYTES_VAR),
+        }
+    }
+
+    /// `CAM_STATE_DIR`, else `$XDG_STATE_HOME/cli-agent-mcp`, else
+    /// `~/.local/state/cli-agent-mcp`.
+    pub fn dir(&self) -> Result<PathBuf, StoreError> {
+        state_dir_from(self.state_dir.as_deref(), |name| std::env::var_os(name))
+    }
+
+    /// How long finished jobs are kept: `CAM_JOB_RETENTION_DAYS` (default 7).
+    pub fn retention(&self) -> Result<Duration, StoreError> {
+        let days = number(
+            RETENTION_DAYS_VAR,
+            self.retention_days.as_deref(),
+            DEFAULT_RETENTION_DAYS,
+            "a whole number of days",
+        )?;
+        Ok(Duration::from_secs(days.saturating_mul(24 * 3600)))
+    }
+
+    /// The most of a job's events kept: `CAM_TRANSCRIPT_MAX_BYTES` (default 2 MiB).
+    pub fn transcript_max_bytes(&self) -> Result<u64, StoreError> {
+        number(
+            TRANSCRIPT_MAX_BYTES_VAR,
+            self.transcript_max_bytes.as_deref(),
+            DEFAULT_TRANSCRIPT_MAX_BYTES,
+            "a whole number of bytes",
+        )
+    }
+}
+
+fn state_dir_from(
+    configured: Option<&OsStr>,
+    env: impl Fn(&str) -> Option<OsString>,
+) -> Result<PathBuf, StoreError> {
+    if let Some(dir) = configured {
         return Ok(PathBuf::from(dir));
     }
+    let var = |name| env(name).filter(|value| !value.is_empty());
     // The XDG spec says a relative path there is invalid and to be ignored.
     let base = match var("XDG_STATE_HOME").map(PathBuf::from) {
         Some(state) if state.is_absolute() => state,
@@ -29,40 +79,21 @@ fn state_dir_from(env: impl Fn(&str) -> Option<OsString>) -> Result<PathBuf, Sto
     Ok(base.join("cli-agent-mcp"))
 }
 
-/// How long finished jobs are kept: `CAM_JOB_RETENTION_DAYS` (default 7).
-pub fn retention() -> Result<Duration, StoreError> {
-    let days = setting(
-        "CAM_JOB_RETENTION_DAYS",
-        DEFAULT_RETENTION_DAYS,
-        "a whole number of days",
-    )?;
-    Ok(Duration::from_secs(days.saturating_mul(24 * 3600)))
-}
-
-/// The most of a job's events kept: `CAM_TRANSCRIPT_MAX_BYTES` (default 2 MiB).
-pub fn transcript_max_bytes() -> Result<u64, StoreError> {
-    setting(
-        "CAM_TRANSCRIPT_MAX_BYTES",
-        DEFAULT_TRANSCRIPT_MAX_BYTES,
-        "a whole number of bytes",
-    )
-}
-
-fn setting(name: &'static str, default: u64, expected: &'static str) -> Result<u64, StoreError> {
-    match std::env::var(name) {
-        Err(std::env::VarError::NotPresent) => Ok(default),
-        Ok(value) if value.trim().is_empty() => Ok(default),
-        Ok(value) => value.trim().parse().map_err(|_| StoreError::BadSetting {
-            name,
-            value,
-            expected,
-        }),
-        Err(std::env::VarError::NotUnicode(value)) => Err(StoreError::BadSetting {
-            name,
-            value: value.to_string_lossy().into_owned(),
-            expected,
-        }),
-    }
+fn number(
+    name: &'static str,
+    value: Option<&OsStr>,
+    default: u64,
+    expected: &'static str,
+) -> Result<u64, StoreError> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    let text = value.to_string_lossy();
+    text.trim().parse().map_err(|_| StoreError::BadSetting {
+        name,
+        value: text.into_owned(),
+        expected,
+    })
 }
 
 /// Creates `dir` and its missing parents, readable by this user only (jobs hold prompts and
@@ -84,11 +115,15 @@ mod tests {
     use super::*;
 
     fn dir(vars: &[(&str, &str)]) -> Result<PathBuf, StoreError> {
-        state_dir_from(|name| {
+        let value = |name: &str| {
             vars.iter()
                 .find(|(key, _)| *key == name)
                 .map(|(_, value)| OsString::from(value))
-        })
+        };
+        state_dir_from(
+            StoreSettings::from_values(value).state_dir.as_deref(),
+            value,
+        )
     }
 
     #[test]
@@ -126,5 +161,30 @@ mod tests {
     fn without_home_the_error_names_the_settings() {
         let error = dir(&[]).unwrap_err().to_string();
         assert!(error.contains("CAM_STATE_DIR"), "{error}");
+    }
+
+    #[test]
+    fn unset_numbers_are_the_defaults_and_a_bad_one_names_its_variable() {
+        let settings = |value: &str| {
+            let value = OsString::from(value);
+            StoreSettings::from_values(|name| {
+                (name == TRANSCRIPT_MAX_BYTES_VAR).then(|| value.clone())
+            })
+        };
+        let unset = settings("");
+        assert_eq!(unset.transcript_max_bytes().unwrap(), 2 * 1024 * 1024);
+        assert_eq!(
+            unset.retention().unwrap(),
+            Duration::from_secs(7 * 24 * 3600)
+        );
+        assert_eq!(settings(" 4096 ").transcript_max_bytes().unwrap(), 4096);
+        let error = settings("2MB")
+            .transcript_max_bytes()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains("CAM_TRANSCRIPT_MAX_BYTES") && error.contains("2MB"),
+            "{error}"
+        );
     }
 }

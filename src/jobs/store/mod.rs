@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
+pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
 pub use queries::now_ms;
@@ -58,13 +59,15 @@ struct Inner {
 }
 
 impl Store {
-    /// The store in [`dir::state_dir`], its transcripts capped by `CAM_TRANSCRIPT_MAX_BYTES`.
-    pub fn open_default() -> Result<Self, StoreError> {
-        Self::open(&dir::state_dir()?)
+    /// The store where `settings` say, its transcripts capped as they say.
+    pub fn open_configured(settings: &StoreSettings) -> Result<Self, StoreError> {
+        Self::open_with(&settings.dir()?, settings.transcript_max_bytes()?)
     }
 
+    /// The store in `dir`, with the default transcript cap.
+    #[cfg(test)]
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
-        Self::open_with(dir, dir::transcript_max_bytes()?)
+        Self::open_with(dir, dir::DEFAULT_TRANSCRIPT_MAX_BYTES)
     }
 
     /// Opens (or creates) the store in `dir`. A corrupt file is moved aside, never deleted,
