@@ -95,9 +95,7 @@ impl Engine {
         let mut command = command::build(&request, &program, &self.config.pass_env)?;
         let usage_file = request.agent.cli().usage_file().map(|file| {
             let path = usage_path();
-            command
-                .args
-                .push(format!("{}={}", file.flag, path.display()));
+            command.flag_value(file.flag, &path.to_string_lossy());
             (file, path)
         });
         Ok(Prepared {

@@ -63,8 +63,8 @@ pub struct Transcript {
     message: String,
     message_open: bool,
     final_answer: Option<String>,
-    /// The reasoning texts so far, joined by blank lines as they come (a long run has
-    /// hundreds of thousands: one string each would cost more than their text).
+    /// The reasoning texts, joined by blank lines as they come (a long run has hundreds of
+    /// thousands: one string each would cost more than their text), kept head and tail.
     reasoning: HeadTail,
     reasoning_items: usize,
     tools: ToolSummary,
