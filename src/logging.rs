@@ -12,7 +12,7 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
 
-use crate::args::LoggingArgs;
+use crate::cli::LoggingArgs;
 
 pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
     let filter = args.log.as_deref().unwrap_or(default_level);

@@ -1,24 +1,30 @@
 //! cli-agent-mcp: run coding-agent CLIs headless, from the command line or as an MCP server.
+//!
+//! `main` parses the command line (with the config file under it), dispatches to one of
+//! `commands` and exits with its code. The arrows run one way: `commands` compose `mcp`,
+//! `transport`, `jobs`, `dashboard` and `config` from the values of `cli`; the transports carry
+//! `mcp`, which calls `jobs` and the engine. `scripts/import-cycles` checks there is no circle.
+// stdout is the MCP channel of the stdio server: only the commands that print on purpose may
+// (the tests' figures print too).
+#![cfg_attr(not(test), deny(clippy::print_stdout))]
 
-mod args;
 mod budget;
+mod cli;
+mod commands;
 mod config;
 mod dashboard;
-mod doctor;
-mod http;
 mod jobs;
-mod jobs_command;
 mod logging;
+mod mcp;
 #[cfg(test)]
 mod registry_tests;
-mod run_command;
-mod server;
+mod transport;
 
 use std::process::ExitCode;
 
 use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, run_guardian};
 
-use crate::args::Command;
+use crate::cli::Command;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
@@ -33,16 +39,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let store = loaded.store_settings();
-    let config = loaded.engine_config();
-    let agents = loaded.agents();
-    let offers = loaded.offers();
     let command = match loaded.cli.command.take() {
         Some(command) => command,
         None => Command::Serve(loaded.cli.serve.clone()),
     };
-    let cli = &loaded.cli;
-    if let Err(error) = logging::init(&cli.logging, command.default_log_level()) {
+    if let Err(error) = logging::init(&loaded.cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
@@ -59,19 +60,25 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(async move {
-        match command {
-            Command::Serve(args) => server::serve(args, config, offers, store).await,
-            Command::Run(args) => run_command::run(args, config, &agents, &store).await,
-            Command::Doctor(args) => doctor::run(config, &agents, args.json).await,
-            Command::Jobs(args) => jobs_command::run(args, &store),
-            Command::Dashboard(args) => dashboard::run(args, store).await,
-            Command::Config(args) => config::command::run(&loaded, args.json),
-        }
-    });
+    let code = runtime.block_on(dispatch(command, loaded));
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+/// Run the command with the settings it takes; its exit code.
+async fn dispatch(command: Command, loaded: config::Loaded) -> u8 {
+    let store = loaded.store_settings();
+    let config = loaded.engine_config();
+    let agents = loaded.agents();
+    match command {
+        Command::Serve(args) => commands::serve::run(args, config, loaded.offers(), store).await,
+        Command::Run(args) => commands::run::run(args, config, &agents, &store).await,
+        Command::Doctor(args) => commands::doctor::run(config, &agents, args.json).await,
+        Command::Jobs(args) => commands::jobs::run(args, &store),
+        Command::Dashboard(args) => commands::dashboard::run(args.port, store).await,
+        Command::Config(args) => commands::config::run(&loaded, args.json),
+    }
 }
 
 /// Blocks of 128 KiB and more (a long run's transcript, its result) are mapped on their own

@@ -8,10 +8,9 @@ use cli_agent_engine::clis::{BUILTINS, Cli};
 use cli_agent_engine::{AgentEvent, Engine, EngineConfig, RunRequest, Status};
 use tokio_util::sync::CancellationToken;
 
-use crate::args;
-use crate::doctor::{self, State};
-use crate::server::Offer;
-use crate::server::tools::Catalogue;
+use crate::cli;
+use crate::commands::doctor::{self, State};
+use crate::mcp::{Catalogue, Offer};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
@@ -39,7 +38,7 @@ fn agents() -> Vec<cli_agent_engine::Agent> {
 
 #[test]
 fn every_cli_has_its_bin_flag_and_variable() {
-    let command = args::command();
+    let command = cli::command();
     for cli in BUILTINS {
         let flag = format!("{}-bin", cli.name());
         let arg = command
@@ -49,10 +48,10 @@ fn every_cli_has_its_bin_flag_and_variable() {
         let env = arg.get_env().map(|env| env.to_string_lossy().into_owned());
         let expected = format!("CAM_{}_BIN", cli.name().to_ascii_uppercase());
         assert_eq!(env.as_deref(), Some(expected.as_str()), "{flag}");
-        let matches = args::command()
+        let matches = cli::command()
             .try_get_matches_from(["cli-agent-mcp", &format!("--{flag}=/opt/x"), "doctor"])
             .expect("parses");
-        let bin = matches.get_one::<PathBuf>(&args::bin_arg_id(*cli));
+        let bin = matches.get_one::<PathBuf>(&cli::bin_arg_id(*cli));
         assert_eq!(bin, Some(&PathBuf::from("/opt/x")), "{flag}");
     }
 }

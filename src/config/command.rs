@@ -1,4 +1,5 @@
-//! `cli-agent-mcp config`: the effective settings and where each came from.
+//! The report `cli-agent-mcp config` prints: the effective settings and agents, and where each
+//! came from (`commands::config` prints it).
 
 use serde::Serialize;
 
@@ -7,7 +8,7 @@ use super::file::{ConfigFile, Location};
 use super::layer::{self, Source};
 
 #[derive(Debug, Serialize)]
-struct Report {
+pub struct Report {
     /// The config file read, if any.
     file: Option<String>,
     /// Where the default file would be, when there is none.
@@ -49,24 +50,8 @@ struct AgentReport {
     description: Option<String>,
 }
 
-/// Print the report; 0.
-pub fn run(loaded: &Loaded, json: bool) -> u8 {
-    let report = report(loaded);
-    if json {
-        match serde_json::to_string_pretty(&report) {
-            Ok(text) => println!("{text}"),
-            Err(error) => {
-                eprintln!("error: could not encode the settings: {error}");
-                return 1;
-            }
-        }
-    } else {
-        print!("{}", render(&report));
-    }
-    0
-}
-
-fn report(loaded: &Loaded) -> Report {
+/// The effective settings and agents, each with where it came from.
+pub fn report(loaded: &Loaded) -> Report {
     let (file, default_file) = match (&loaded.file, &loaded.location) {
         (Some(file), _) => (Some(file.path.display().to_string()), None),
         (None, Location::Default(path)) => (None, Some(path.display().to_string())),
@@ -151,7 +136,7 @@ fn agent_report(configured: &super::Configured, file: Option<&ConfigFile>) -> Ag
     }
 }
 
-fn render(report: &Report) -> String {
+pub fn render(report: &Report) -> String {
     let mut out = match (&report.file, &report.default_file) {
         (Some(file), _) => format!("config file: {file}\n\n"),
         (None, Some(default)) => format!("config file: none ({default} does not exist)\n\n"),
@@ -166,43 +151,48 @@ fn render(report: &Report) -> String {
     }
     out.push_str("\nagents:\n");
     for agent in &report.agents {
-        let kind = if agent.custom {
-            format!("custom, runs {}", agent.cli)
-        } else {
-            "built-in".to_owned()
-        };
-        let at = agent
-            .configured_at
-            .as_ref()
-            .map_or_else(String::new, |at| format!(", {at}"));
-        out.push_str(&format!("  {} ({kind}{at})\n", agent.name));
-        let fields = [
-            ("bin", agent.bin.clone()),
-            ("model", agent.model.clone()),
-            (
-                "args",
-                (!agent.args.is_empty()).then(|| agent.args.join(" ")),
-            ),
-            ("env", (!agent.env.is_empty()).then(|| agent.env.join(", "))),
-            ("timeout_secs", agent.timeout_secs.map(|v| v.to_string())),
-            (
-                "idle_timeout_secs",
-                agent.idle_timeout_secs.map(|v| v.to_string()),
-            ),
-            (
-                "max_runs",
-                agent.max_runs.map(|cap| match &agent.max_runs_from {
-                    Some(from) => format!("{cap} ({from})"),
-                    None => cap.to_string(),
-                }),
-            ),
-            ("description", agent.description.clone()),
-        ];
-        for (name, value) in fields {
-            if let Some(value) = value {
-                out.push_str(&format!("    {name}: {value}\n"));
-            }
-        }
+        render_agent(&mut out, agent);
     }
     out
+}
+
+/// One agent: what it is, where it is configured, then each field it sets.
+fn render_agent(out: &mut String, agent: &AgentReport) {
+    let kind = if agent.custom {
+        format!("custom, runs {}", agent.cli)
+    } else {
+        "built-in".to_owned()
+    };
+    let at = agent
+        .configured_at
+        .as_ref()
+        .map_or_else(String::new, |at| format!(", {at}"));
+    out.push_str(&format!("  {} ({kind}{at})\n", agent.name));
+    let fields = [
+        ("bin", agent.bin.clone()),
+        ("model", agent.model.clone()),
+        (
+            "args",
+            (!agent.args.is_empty()).then(|| agent.args.join(" ")),
+        ),
+        ("env", (!agent.env.is_empty()).then(|| agent.env.join(", "))),
+        ("timeout_secs", agent.timeout_secs.map(|v| v.to_string())),
+        (
+            "idle_timeout_secs",
+            agent.idle_timeout_secs.map(|v| v.to_string()),
+        ),
+        (
+            "max_runs",
+            agent.max_runs.map(|cap| match &agent.max_runs_from {
+                Some(from) => format!("{cap} ({from})"),
+                None => cap.to_string(),
+            }),
+        ),
+        ("description", agent.description.clone()),
+    ];
+    for (name, value) in fields {
+        if let Some(value) = value {
+            out.push_str(&format!("    {name}: {value}\n"));
+        }
+    }
 }

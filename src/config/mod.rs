@@ -3,7 +3,7 @@
 //!
 //! `file` reads and checks the TOML file, `layer` turns its values into the arguments'
 //! defaults and says where each value came from, `agents` builds the agents on offer, and
-//! `command` prints it all (`cli-agent-mcp config`).
+//! `command` reports it all (`cli-agent-mcp config` prints it).
 
 mod agents;
 pub mod command;
@@ -21,9 +21,9 @@ use cli_agent_engine::{Agent, EngineConfig};
 pub use self::agents::Configured;
 use self::file::{ConfigFile, FileError, Location, STORE_VARS};
 use self::layer::{FileDefaults, Source};
-use crate::args::{self, Cli};
+use crate::cli::{self, Cli};
 use crate::jobs::store::StoreSettings;
-use crate::server::Offer;
+use crate::mcp::Offer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -63,7 +63,7 @@ pub fn load() -> Result<Loaded, ConfigError> {
 fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
     let location = Location::find(config_flag(&argv), |name| std::env::var(name).ok());
     let file = location.read()?;
-    let mut command = args::command();
+    let mut command = cli::command();
     let mut file_defaults = FileDefaults::new();
     if let Some(file) = &file {
         (command, file_defaults) = layer::apply(command, file, builtin_bins(file))?;
@@ -73,7 +73,7 @@ fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
         Err(error) => error.exit(),
     };
     let cli = Cli::from_arg_matches(&matches).map_err(|e| ConfigError::Args(e.to_string()))?;
-    let agents = agents::build(file.as_ref(), &crate::server::job_tool_names())?;
+    let agents = agents::build(file.as_ref(), &crate::mcp::job_tool_names())?;
     let store = store_settings(file.as_ref());
     Ok(Loaded {
         cli,
@@ -93,7 +93,7 @@ impl Loaded {
         let mut binaries: HashMap<String, PathBuf> = BUILTINS
             .iter()
             .filter_map(|cli| {
-                let bin = self.matches.get_one::<PathBuf>(&args::bin_arg_id(*cli))?;
+                let bin = self.matches.get_one::<PathBuf>(&cli::bin_arg_id(*cli))?;
                 Some((cli.name().to_owned(), bin.clone()))
             })
             .collect();
@@ -140,7 +140,7 @@ fn builtin_bins(file: &ConfigFile) -> Vec<(String, Vec<String>, Vec<String>)> {
         .filter_map(|cli| {
             let bin = file.settings.agents.get(cli.name())?.bin.as_ref()?;
             Some((
-                args::bin_arg_id(*cli),
+                cli::bin_arg_id(*cli),
                 vec![bin.to_string_lossy().into_owned()],
                 ["agents", cli.name(), "bin"].map(str::to_owned).to_vec(),
             ))
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn every_file_key_is_an_argument_or_a_store_setting_and_every_argument_has_a_key() {
-        let command = args::command();
+        let command = cli::command();
         let ids: Vec<&str> = command
             .get_arguments()
             .map(|arg| arg.get_id().as_str())

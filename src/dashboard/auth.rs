@@ -2,17 +2,17 @@
 //! token is traded for a session cookie (HttpOnly, SameSite=Strict), every page and feed needs
 //! that cookie, and a POST also needs the session's CSRF value in a header.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use axum::extract::{Request, State};
 use axum::http::header::{COOKIE, HOST, LOCATION, ORIGIN, SET_COOKIE};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 
-use super::DashboardState;
-use super::pages::{forbidden, unauthorized};
-
+/// The page a browser without a session gets.
+const UNAUTHORIZED: &str = include_str!("assets/unauthorized.html");
 /// The header a POST carries the session's CSRF value in.
 const CSRF_HEADER: &str = "x-csrf-token";
 /// The query parameter of the printed URL.
@@ -147,8 +147,7 @@ impl Access {
 }
 
 /// The middleware in front of every route.
-pub async fn guard(State(state): State<DashboardState>, request: Request, next: Next) -> Response {
-    let access = state.access();
+pub async fn guard(State(access): State<Arc<Access>>, request: Request, next: Next) -> Response {
     if !access.host_allowed(request.headers()) {
         return forbidden("this dashboard answers only at the address it printed");
     }
@@ -159,7 +158,7 @@ pub async fn guard(State(state): State<DashboardState>, request: Request, next: 
     if let Some(token) = login_token(&request) {
         // The printed URL opened again in the browser it logged in: on to the page.
         return match session.or_else(|| access.log_in(token)) {
-            Some(session) => logged_in(access, session),
+            Some(session) => logged_in(&access, session),
             None => unauthorized(),
         };
     }
@@ -190,4 +189,13 @@ fn logged_in(access: &Access, session: &Session) -> Response {
         response.headers_mut().insert(SET_COOKIE, cookie);
     }
     response
+}
+
+/// No session: the page that says how to get one.
+fn unauthorized() -> Response {
+    (StatusCode::UNAUTHORIZED, Html(UNAUTHORIZED)).into_response()
+}
+
+fn forbidden(why: &'static str) -> Response {
+    (StatusCode::FORBIDDEN, why).into_response()
 }

@@ -5,7 +5,9 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 
-use super::{DashboardError, DashboardState, pages};
+use super::error::DashboardError;
+use super::pages;
+use super::state::DashboardState;
 use crate::jobs::store::{CANCEL_WAIT, JobId};
 
 /// `POST /jobs/{id}/cancel` (the guard has checked the session and its CSRF value): the

@@ -9,12 +9,12 @@ use axum::http::header::{
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 
-use super::{DashboardError, DashboardState};
+use super::error::DashboardError;
+use super::state::DashboardState;
 use crate::jobs::store::JobId;
 
 const INDEX: &str = include_str!("assets/index.html");
 const JOB: &str = include_str!("assets/job.html");
-const UNAUTHORIZED: &str = include_str!("assets/unauthorized.html");
 
 /// Name, content type, content.
 const ASSETS: [(&str, &str, &str); 5] = [
@@ -77,15 +77,6 @@ pub async fn asset(Path(name): Path<String>) -> Response {
 
 pub async fn not_found() -> Response {
     (StatusCode::NOT_FOUND, "no such page on this dashboard").into_response()
-}
-
-/// No session: the page that says how to get one.
-pub fn unauthorized() -> Response {
-    (StatusCode::UNAUTHORIZED, Html(UNAUTHORIZED)).into_response()
-}
-
-pub fn forbidden(why: &'static str) -> Response {
-    (StatusCode::FORBIDDEN, why).into_response()
 }
 
 /// On every response: the content policy, no sniffing, no framing, no caching, no referrer.

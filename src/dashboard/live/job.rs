@@ -5,7 +5,8 @@
 use std::collections::VecDeque;
 
 use super::{Answer, Feed, JobNow, Lines, Message, Ticker};
-use crate::dashboard::{DashboardState, markdown};
+use crate::dashboard::markdown;
+use crate::dashboard::state::DashboardState;
 use crate::jobs::store::{JobId, JobRecord, Store, StoreError, TextPage, now_ms};
 
 /// Events per message.

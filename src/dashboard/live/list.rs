@@ -2,7 +2,7 @@
 //! store numbers every change, so a poll reads only what changed since the last one).
 
 use super::{Feed, Jobs, Message, Ticker};
-use crate::dashboard::DashboardState;
+use crate::dashboard::state::DashboardState;
 use crate::jobs::store::now_ms;
 
 /// The jobs a page starts with: the newest.

@@ -16,7 +16,8 @@ use futures_util::stream::unfold;
 use serde::Serialize;
 use tokio::time::{Interval, MissedTickBehavior, interval};
 
-use super::{DashboardState, pages};
+use super::pages;
+use super::state::DashboardState;
 use crate::jobs::store::{JobId, JobRecord};
 
 const POLL: Duration = Duration::from_millis(500);

@@ -11,7 +11,7 @@ use cli_agent_engine::{
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
-use crate::args::RunArgs;
+use crate::cli::RunArgs;
 use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings};
 
 /// Exit codes of `run`.
@@ -27,35 +27,53 @@ pub async fn run(
     agents: &[Agent],
     store: &StoreSettings,
 ) -> u8 {
-    let request = match request(&args, agents) {
-        Ok(request) => request,
+    match run_once(&args, config, agents, store).await {
+        Ok(code) => code,
         Err(message) => {
             eprintln!("error: {message}");
-            return EXIT_USAGE;
+            EXIT_USAGE
         }
-    };
+    }
+}
+
+/// Run the agent and report; the exit code the run earned, or what made it unusable.
+async fn run_once(
+    args: &RunArgs,
+    config: EngineConfig,
+    agents: &[Agent],
+    store: &StoreSettings,
+) -> Result<u8, String> {
+    let request = request(args, agents)?;
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
     let cancel = CancellationToken::new();
-    let interrupted = match watch_signals(cancel.clone()) {
-        Ok(interrupted) => interrupted,
-        Err(error) => {
-            eprintln!("error: cannot install signal handlers: {error}");
-            return EXIT_USAGE;
-        }
-    };
-
-    let mut status = StatusLine::new(request.agent);
+    let interrupted = watch_signals(cancel.clone())
+        .map_err(|error| format!("cannot install signal handlers: {error}"))?;
+    let agent = request.agent;
     let engine = Engine::new(config);
-    let prepared = match engine.prepare(request) {
-        Ok(prepared) => prepared,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return EXIT_USAGE;
-        }
-    };
+    let prepared = engine.prepare(request).map_err(|error| error.to_string())?;
     let job = Recording::start(&prepared, store);
+    let outcome = run_shown(&engine, agent, prepared, cancel, &job).await?;
+    job.finish(&outcome);
+    print_outcome(&outcome, args.json);
+    if let (false, Some(id)) = (args.json, job.id()) {
+        eprintln!("job: {id} (cli-agent-mcp jobs show {id})");
+    }
+    // The engine returns only once the whole tree is gone, so a signal exit comes last.
+    let signalled = *interrupted.borrow();
+    Ok(signalled.unwrap_or_else(|| exit_code(outcome.status)))
+}
+
+/// The run, its events shown on the status line and recorded in the job as they come.
+async fn run_shown(
+    engine: &Engine,
+    agent: Agent,
+    prepared: Prepared,
+    cancel: CancellationToken,
+    job: &Recording,
+) -> Result<Outcome, String> {
+    let mut status = StatusLine::new(agent);
     let result = engine
         .run_prepared(prepared, cancel, &mut |events| {
             events.iter().for_each(|event| status.show(event));
@@ -63,24 +81,11 @@ pub async fn run(
         })
         .await;
     status.finish();
+    result.map_err(|error| error.to_string())
+}
 
-    let outcome = match result {
-        Ok(outcome) => outcome,
-        Err(error) => {
-            eprintln!("error: {error}");
-            return EXIT_USAGE;
-        }
-    };
-    job.finish(&outcome);
-    print_outcome(&outcome, args.json);
-    if let (false, Some(id)) = (args.json, job.id()) {
-        eprintln!("job: {id} (cli-agent-mcp jobs show {id})");
-    }
-    // The engine returns only once the whole tree is gone, so a signal exit comes last.
-    if let Some(code) = interrupted.borrow().as_ref() {
-        return *code;
-    }
-    match outcome.status {
+fn exit_code(status: Status) -> u8 {
+    match status {
         Status::Completed => 0,
         Status::TimedOut => EXIT_TIMED_OUT,
         Status::Failed | Status::Cancelled => EXIT_FAILED,

@@ -12,7 +12,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::conformance_fixtures::Fixture;
-use crate::server::AgentServer;
+use crate::mcp::AgentServer;
 
 #[derive(Clone)]
 pub struct Shared {

@@ -14,7 +14,7 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::Response;
 
-use super::refusal;
+use super::refusal::refusal;
 
 #[derive(Debug, thiserror::Error)]
 #[error(

@@ -14,7 +14,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::refusal;
+use super::refusal::refusal;
 
 /// One limit on things at once, and the setting that raises it.
 #[derive(Debug)]

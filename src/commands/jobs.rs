@@ -6,7 +6,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
-use crate::args::{JobsAction, JobsArgs, JobsListArgs};
+use crate::cli::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
     CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
     StoreSettings, now_ms,
@@ -103,32 +103,46 @@ fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
     if json {
         return print_json(&mut out, &job);
     }
-    let now = now_ms();
+    writeln!(out, "{id}")?;
+    for (name, value) in show_rows(&job, now_ms()) {
+        writeln!(out, "  {name:<10}  {value}")?;
+    }
+    if let Some(error) = &job.error {
+        let hint = error.hint.as_deref().unwrap_or("-");
+        writeln!(
+            out,
+            "  {:<10}  {}: {} (hint: {hint})",
+            "error",
+            kind_name(error),
+            error.message
+        )?;
+    }
+    Ok(())
+}
+
+/// What `jobs show` says of a job, row by row, with the commands that print the rest.
+fn show_rows(job: &JobRecord, now: u64) -> [(&'static str, String); 12] {
+    let id = &job.id;
     let owner = if job.owner.is_alive() {
         "alive"
     } else {
         "gone"
     };
-    let info = job.transcript;
-    let rows = [
+    let info = &job.transcript;
+    let or_dash = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
+    [
         ("status", job.status.name().to_owned()),
         ("agent", format!("{} ({})", job.agent, job.origin.name())),
         ("workspace", job.workspace.display().to_string()),
         ("permission", job.permission.to_string()),
-        ("model", job.model.clone().unwrap_or_else(|| "-".into())),
+        ("model", or_dash(&job.model)),
         (
             "created",
-            format!("{} ago, took {}", ago(now, job.created_ms), took(&job, now)),
+            format!("{} ago, took {}", ago(now, job.created_ms), took(job, now)),
         ),
         ("server", format!("pid {} ({owner})", job.owner.pid)),
-        (
-            "session",
-            job.session_id.clone().unwrap_or_else(|| "-".into()),
-        ),
-        (
-            "progress",
-            job.progress.clone().unwrap_or_else(|| "-".into()),
-        ),
+        ("session", or_dash(&job.session_id)),
+        ("progress", or_dash(&job.progress)),
         (
             "answer",
             format!(
@@ -144,22 +158,7 @@ fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
             ),
         ),
         ("prompt", one_line(&job.prompt_preview, 200)),
-    ];
-    writeln!(out, "{id}")?;
-    for (name, value) in rows {
-        writeln!(out, "  {name:<10}  {value}")?;
-    }
-    if let Some(error) = &job.error {
-        let hint = error.hint.as_deref().unwrap_or("-");
-        writeln!(
-            out,
-            "  {:<10}  {}: {} (hint: {hint})",
-            "error",
-            kind_name(error),
-            error.message
-        )?;
-    }
-    Ok(())
+    ]
 }
 
 /// The whole answer, exactly as the agent gave it; a job that did not complete also says why

@@ -1,4 +1,5 @@
-//! The command line.
+//! The command line: every clap type. They depend on nothing above them (the engine's types
+//! and the job store's ids aside); `commands` turns them into the plain settings of each part.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,7 +12,6 @@ use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::{EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
-use crate::server::SigintMode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -255,6 +255,17 @@ pub struct JobsListArgs {
     /// How many to list.
     #[arg(long, default_value_t = 20)]
     pub limit: usize,
+}
+
+/// `--sigint`: what SIGINT does to a server (`commands::serve` maps it to the handlers' own).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum SigintMode {
+    /// Cancel the active calls and keep serving; exit when there are none.
+    Cancel,
+    /// Shut down, like SIGTERM.
+    Exit,
+    /// Like `cancel`, and a second SIGINT within 2 s shuts down.
+    CancelThenExit,
 }
 
 /// `dashboard`: serves the page until SIGINT or SIGTERM.

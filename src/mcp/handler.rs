@@ -19,12 +19,11 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::calls::Shutdown;
-use super::job_tools::{self, JobTool, JobToolContext};
 use super::policy::Policy;
 use super::progress::ProgressReporter;
 use super::result::{self, JobReport};
 use super::tasks;
-use super::tools::{self, CallRequest, Catalogue};
+use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
 use crate::jobs::store::Origin;
 use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
@@ -88,7 +87,7 @@ impl ServerHandler for AgentServer {
                 progress: JobProgress::default(),
             };
             let reporter = self.progress(&context, tool.name(), &job_context.progress, &context.ct);
-            let result = job_tools::call(tool, request.arguments, job_context).await;
+            let result = tools::call_job_tool(tool, request.arguments, job_context).await;
             if let Some(reporter) = reporter {
                 reporter.finish().await;
             }
@@ -104,7 +103,7 @@ impl ServerHandler for AgentServer {
         };
         let call = match tools::call_request(agent, request.arguments, &self.policy) {
             Ok(call) => call,
-            Err(error) => return Ok(result::bad_arguments(&error).into()),
+            Err(error) => return Ok(error.to_result().into()),
         };
         let wants_task = context
             .client_capabilities()

@@ -10,7 +10,6 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::tools::ArgsError;
 use crate::budget::{head_and_tail, tail};
 use crate::jobs::store::{JobId, JobStatus};
 use crate::jobs::{Finished, Job, JobState};
@@ -276,11 +275,6 @@ fn tools_brief(outcome: &Outcome) -> ToolsBrief {
 /// The result of a call whose run could not start.
 pub fn setup_failed(agent: Agent, error: &SetupError) -> CallToolResult {
     error_result(format!("{agent} did not start: {error}"))
-}
-
-/// Arguments can be quoted back in a parse error, and may hold a key.
-pub fn bad_arguments(error: &ArgsError) -> CallToolResult {
-    error_result(error.to_string())
 }
 
 pub fn shutting_down(agent: Agent) -> CallToolResult {

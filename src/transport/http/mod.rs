@@ -5,9 +5,9 @@
 //! (`Mcp-Session-Id`), 2026-07-28 requests are served statelessly. Every session and request
 //! shares the one [`AgentServer`] (engine, jobs, limits). Around it, outermost first: `guard`
 //! (Host and Origin: DNS-rebinding protection), `auth` (the bearer token, when one is set),
-//! `limits` (body size, requests in flight, open streams). The dashboard is served at `/` beside
-//! it, behind `guard` and its own one-time login (a browser cannot send the bearer token); its
-//! URL goes to stderr.
+//! `limits` (body size, requests in flight, open streams). Other routes (`commands::serve`
+//! mounts the dashboard's) are served at `/` beside it, behind `guard` only: they bring their
+//! own login (a browser cannot send the bearer token).
 //!
 //! Cancelling: on 2026-07-28 closing a request's stream is the cancel, so its run stops (unless
 //! handed off as a job). On 2025-11-25 a dropped stream is not a cancel (the spec lets the
@@ -21,14 +21,13 @@ mod auth;
 mod conformance_fixtures;
 mod guard;
 mod limits;
+mod refusal;
 mod service;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::time::timeout_at;
@@ -38,9 +37,7 @@ use self::auth::{Token, TokenError};
 use self::guard::{Allowed, BadOrigin};
 use self::limits::Limits;
 use self::service::Shared;
-use crate::args::HttpArgs;
-use crate::dashboard::DashboardState;
-use crate::server::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
+use crate::mcp::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 
 /// Where MCP is served; `/` stays free for another router (the dashboard).
 pub const MCP_PATH: &str = "/mcp";
@@ -58,12 +55,31 @@ pub enum SettingsError {
     Origin(#[from] BadOrigin),
 }
 
+/// What `--http` and its options ask for, unchecked.
+#[derive(Debug)]
+pub struct Options {
+    pub token_file: Option<std::path::PathBuf>,
+    pub allowed_hosts: Vec<String>,
+    pub allowed_origins: Vec<String>,
+    pub max_body_bytes: usize,
+    pub max_requests: u32,
+    pub max_streams: u32,
+    /// Also offer the fixture tools the MCP conformance suite calls.
+    pub fixtures: bool,
+}
+
+/// What the routes served beside `/mcp` get to build themselves with.
+pub struct Mount<'a> {
+    /// The address actually bound (a port 0 resolved).
+    pub bound: SocketAddr,
+    /// Cancelled when the server closes its streams at shutdown.
+    pub streams: &'a CancellationToken,
+}
+
 /// The checked settings of `--http`.
 #[derive(Debug)]
 pub struct Settings {
     addr: SocketAddr,
-    /// `--http-allowed-host` names: the dashboard answers to them too.
-    extra_hosts: Vec<String>,
     token: Option<Arc<Token>>,
     allowed: Arc<Allowed>,
     limits: Arc<Limits>,
@@ -71,14 +87,13 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn new(addr: SocketAddr, args: &HttpArgs) -> Result<Self, SettingsError> {
+    pub fn new(addr: SocketAddr, args: &Options) -> Result<Self, SettingsError> {
         let token = Token::load(args.token_file.as_deref())?;
         if token.is_none() && !addr.ip().is_loopback() {
             return Err(SettingsError::PublicWithoutToken(addr));
         }
         Ok(Self {
             addr,
-            extra_hosts: args.allowed_hosts.clone(),
             token: token.map(Arc::new),
             allowed: Arc::new(Allowed::new(
                 addr,
@@ -90,18 +105,19 @@ impl Settings {
                 args.max_requests,
                 args.max_streams,
             )),
-            fixtures: args.conformance_fixtures,
+            fixtures: args.fixtures,
         })
     }
 }
 
-/// A refusal: its status and a plain-text body saying what was wrong and how to fix it.
-fn refusal(status: StatusCode, message: &str) -> Response {
-    (status, format!("{message}\n")).into_response()
-}
-
-/// Serve until a shutdown, then stop the runs, send their answers and exit.
-pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle) -> u8 {
+/// Serve until a shutdown, then stop the runs, send their answers and exit; the result is the
+/// exit code. `beside` gives the routes to serve at `/`, if any, once the address is bound.
+pub async fn serve(
+    server: AgentServer,
+    settings: Settings,
+    lifecycle: Lifecycle,
+    beside: impl FnOnce(Mount<'_>) -> Option<Router>,
+) -> u8 {
     let listener = match tokio::net::TcpListener::bind(settings.addr).await {
         Ok(listener) => listener,
         Err(error) => {
@@ -114,8 +130,11 @@ pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle
     };
     let bound = listener.local_addr().unwrap_or(settings.addr);
     let streams = CancellationToken::new();
-    let dashboard = dashboard(&server, &settings, bound, &streams);
-    let app = router(server, &settings, streams.clone(), dashboard);
+    let beside = beside(Mount {
+        bound,
+        streams: &streams,
+    });
+    let app = router(server, &settings, streams.clone(), beside);
     let url = format!("http://{bound}{MCP_PATH}");
     let token = settings.token.is_some();
     tracing::info!(%url, token, "listening");
@@ -138,53 +157,34 @@ pub async fn serve(server: AgentServer, settings: Settings, lifecycle: Lifecycle
     if failed {
         return EXIT_SESSION_FAILED;
     }
-    // The stopped calls' answers go out on their streams; then every stream is closed.
-    if timeout_at(deadline, settings.limits.requests_done())
-        .await
-        .is_err()
-    {
+    close(serving, &settings.limits, &streams, deadline).await;
+    EXIT_OK
+}
+
+/// The stopped calls' answers go out on their streams; then every stream is closed, by
+/// `deadline`.
+async fn close(
+    serving: tokio::task::JoinHandle<std::io::Result<()>>,
+    limits: &Limits,
+    streams: &CancellationToken,
+    deadline: tokio::time::Instant,
+) {
+    if timeout_at(deadline, limits.requests_done()).await.is_err() {
         tracing::debug!("answers were still being sent at the deadline");
     }
     streams.cancel();
     if timeout_at(deadline, serving).await.is_err() {
         tracing::debug!("HTTP connections were still closing at exit");
     }
-    EXIT_OK
 }
 
-/// The dashboard for `/`, when the job store is usable; its login URL goes to stderr.
-fn dashboard(
-    server: &AgentServer,
-    settings: &Settings,
-    bound: SocketAddr,
-    streams: &CancellationToken,
-) -> Option<DashboardState> {
-    let store = match server.jobs.store() {
-        Ok(store) => store.clone(),
-        Err(error) => {
-            tracing::warn!(%error, "no dashboard at /: the job store is unusable");
-            return None;
-        }
-    };
-    match DashboardState::new(store, bound, &settings.extra_hosts, streams.clone()) {
-        Ok(state) => {
-            eprintln!("dashboard: {}", state.login_url());
-            Some(state)
-        }
-        Err(error) => {
-            tracing::warn!(%error, "no dashboard at /");
-            None
-        }
-    }
-}
-
-/// `/mcp` behind the guard, the token and the limits; the dashboard beside it behind the guard
-/// and its own session (a browser cannot send the bearer token).
+/// `/mcp` behind the guard, the token and the limits; the routes `beside` it behind the guard
+/// only (they bring their own login).
 fn router(
     server: AgentServer,
     settings: &Settings,
     streams: CancellationToken,
-    dashboard: Option<DashboardState>,
+    beside: Option<Router>,
 ) -> Router {
     let shared = Shared {
         agents: Arc::new(server),
@@ -213,8 +213,8 @@ fn router(
             auth::require,
         ));
     }
-    if let Some(state) = dashboard {
-        mcp = mcp.merge(crate::dashboard::router(state));
+    if let Some(routes) = beside {
+        mcp = mcp.merge(routes);
     }
     mcp.layer(axum::middleware::from_fn_with_state(
         settings.allowed.clone(),

@@ -16,7 +16,8 @@ use crate::jobs::{Jobs, StopReason};
 /// `cancel-then-exit` mode.
 pub const SECOND_SIGINT_WINDOW: Duration = Duration::from_secs(2);
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+/// What SIGINT does (the command line's `--sigint`, mapped by `commands::serve`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SigintMode {
     /// Cancel the active calls and keep serving; exit when there are none.
     Cancel,

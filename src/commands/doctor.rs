@@ -57,6 +57,7 @@ impl State {
 }
 
 /// Check every agent's CLI, print the report, and exit 0 when at least one is usable.
+#[allow(clippy::print_stdout)] // the report is this command's output
 pub async fn run(config: EngineConfig, agents: &[Agent], json: bool) -> u8 {
     let reports = check_all(&config, agents).await;
     if json {

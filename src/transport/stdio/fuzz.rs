@@ -1,11 +1,11 @@
 //! The server's input under generated garbage, below the transport: a tool call's arguments
 //! ([`call_request`], within a [`Policy`]) and a line of the MCP channel ([`inbound::classify`]). Neither
-//! panics; a bad argument is an [`ArgsError`](super::tools::ArgsError) with a message, and
+//! panics; a bad argument is an [`ArgsError`](crate::mcp::tools::ArgsError) with a message, and
 //! every request gets an answer that carries its id. Lines are seeded from the hand-picked
 //! `tests/fixtures/fuzz/mcp.jsonl`; failures are saved next to it and replayed.
 //! `PROPTEST_CASES=100000 cargo test --release --bin cli-agent-mcp fuzz` for a long run.
 
-#[path = "../../shared/tests/fuzz/mod.rs"]
+#[path = "../../../shared/tests/fuzz/mod.rs"]
 mod support;
 
 use std::time::Duration;
@@ -18,8 +18,8 @@ use rmcp::model::JsonObject;
 use serde_json::{Value, json};
 
 use super::inbound::{Inbound, classify};
-use super::policy::Policy;
-use super::tools::{ToolArgs, call_request};
+use crate::mcp::policy::Policy;
+use crate::mcp::tools::{ToolArgs, call_request};
 
 /// Every argument a tool takes, from the schema clients see.
 fn fields() -> Vec<String> {

@@ -1,5 +1,5 @@
-//! The tools: one per CLI, with what the calling model needs to choose and call it, and the
-//! arguments each call carries.
+//! The agent tools, one per CLI or custom agent: what the calling model needs to choose and
+//! call one, and how a call's arguments become a run request within the policy's bounds.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,14 +7,15 @@ use std::time::Duration;
 
 use cli_agent_engine::clis::BUILTINS;
 use cli_agent_engine::{Agent, Permission, RunRequest};
-use rmcp::handler::server::common::{schema_for_input, schema_for_output};
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::handler::server::common::schema_for_output;
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::policy::{Policy, Refusal};
-use super::result::JobReport;
+use super::{Offer, arguments_schema, drop_numeric_formats};
+use crate::mcp::policy::{Policy, Refusal};
+use crate::mcp::result::{JobReport, error_result};
 
 /// The arguments of every tool. Fields only some CLIs support are named by their
 /// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments).
@@ -173,96 +174,15 @@ fn given(value: Option<String>) -> Option<String> {
     value.filter(|text| !text.trim().is_empty())
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum CatalogueError {
-    #[error(
-        "no tool left to offer: --enable/CAM_ENABLE and --disable/CAM_DISABLE leave none of {0}"
-    )]
-    NoTools(String),
-    #[error("{setting} names {error}")]
-    Unknown {
-        setting: &'static str,
-        error: cli_agent_engine::agent::UnknownAgent,
-    },
-}
-
-/// An agent the server may offer as a tool, with what its configuration adds.
-#[derive(Clone, Debug)]
-pub struct Offer {
-    pub agent: Agent,
-    /// Shown first in its tool's description.
-    pub note: Option<String>,
-    /// Its cap on runs at once (`CAM_<AGENT>_MAX_RUNS` overrides it).
-    pub max_runs: Option<usize>,
-}
-
-impl From<Agent> for Offer {
-    fn from(agent: Agent) -> Self {
-        Self {
-            agent,
-            note: None,
-            max_runs: None,
-        }
+impl ArgsError {
+    /// The call's error result. Arguments can be quoted back in a parse error, and may hold a
+    /// key: the text is masked like every error result's.
+    pub fn to_result(&self) -> CallToolResult {
+        error_result(self.to_string())
     }
 }
 
-/// The tools this server offers, in a fixed order.
-pub struct Catalogue {
-    tools: Vec<(Agent, Tool)>,
-}
-
-impl Catalogue {
-    /// Every offer named in `enable` (all when empty) that is not named in `disable`.
-    pub fn new(
-        offers: &[Offer],
-        enable: &[String],
-        disable: &[String],
-    ) -> Result<Self, CatalogueError> {
-        let agents: Vec<_> = offers.iter().map(|offer| offer.agent).collect();
-        for (setting, names) in [
-            ("--enable/CAM_ENABLE", enable),
-            ("--disable/CAM_DISABLE", disable),
-        ] {
-            for name in names {
-                cli_agent_engine::agent::find(&agents, name)
-                    .map_err(|error| CatalogueError::Unknown { setting, error })?;
-            }
-        }
-        let chosen = |name: &str| {
-            (enable.is_empty() || enable.iter().any(|e| e == name))
-                && !disable.iter().any(|d| d == name)
-        };
-        let tools: Vec<_> = offers
-            .iter()
-            .filter(|offer| chosen(offer.agent.name()))
-            .map(|offer| (offer.agent, tool(offer)))
-            .collect();
-        if tools.is_empty() {
-            return Err(CatalogueError::NoTools(cli_agent_engine::agent::names(
-                &agents,
-            )));
-        }
-        Ok(Self { tools })
-    }
-
-    pub fn tools(&self) -> Vec<Tool> {
-        self.tools.iter().map(|(_, tool)| tool.clone()).collect()
-    }
-
-    pub fn agent(&self, name: &str) -> Option<Agent> {
-        self.tools
-            .iter()
-            .find(|(_, tool)| tool.name == name)
-            .map(|(agent, _)| *agent)
-    }
-
-    pub fn names(&self) -> String {
-        let names: Vec<_> = self.tools.iter().map(|(agent, _)| agent.name()).collect();
-        names.join(", ")
-    }
-}
-
-fn tool(offer: &Offer) -> Tool {
+pub(super) fn tool(offer: &Offer) -> Tool {
     let agent = offer.agent;
     let title = title(agent);
     let mut tool = Tool::new(agent.name(), description(offer), input_schema(agent));
@@ -287,41 +207,6 @@ fn input_schema(agent: Agent) -> Arc<JsonObject> {
         }
     }
     Arc::new(schema)
-}
-
-/// The `inputSchema` of a tool whose arguments are `T`, in formats clients accept.
-pub(super) fn arguments_schema<T: JsonSchema + 'static>() -> JsonObject {
-    // The schema is derived from a fixed type: failing here is a bug caught by any test.
-    let mut schema = schema_for_input::<T>()
-        .expect("argument types are structs, so their schemas are objects")
-        .as_ref()
-        .clone();
-    drop_numeric_formats(&mut schema);
-    schema
-}
-
-/// schemars writes Rust's number types as formats (`uint64`, `int32`, `double`) that JSON
-/// Schema does not define; strict validators in clients (Claude Code's) warn about each one.
-/// The ranges stay in `minimum`.
-fn drop_numeric_formats(schema: &mut JsonObject) {
-    let numeric = |format: &Value| {
-        format.as_str().is_some_and(|f| {
-            f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
-        })
-    };
-    if schema.get("format").is_some_and(numeric) {
-        schema.remove("format");
-    }
-    for value in schema.values_mut() {
-        match value {
-            Value::Object(inner) => drop_numeric_formats(inner),
-            Value::Array(items) => items
-                .iter_mut()
-                .filter_map(Value::as_object_mut)
-                .for_each(drop_numeric_formats),
-            _ => {}
-        }
-    }
 }
 
 /// A built-in agent's title is its CLI's; a custom agent's says which CLI it runs.
@@ -368,28 +253,48 @@ mod tests {
         }
     }
 
-    /// Calls may work under the temp dir, up to workspace-write.
-    fn policy() -> Policy {
-        Policy::new(&[std::env::temp_dir()], Permission::WorkspaceWrite).expect("policy")
+    /// A directory of the test's own, the only root its policy allows: wherever the checkout
+    /// (the working directory a relative path resolves against) lives, it is not inside.
+    struct Root(PathBuf);
+
+    impl Root {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!(
+                "cam-tools-{name}-{}-{:?}",
+                std::process::id(),
+                std::thread::current().id()
+            ));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).expect("root");
+            Self(std::fs::canonicalize(dir).expect("root"))
+        }
+
+        /// Calls may work in this root, up to workspace-write.
+        fn policy(&self) -> Policy {
+            Policy::new(std::slice::from_ref(&self.0), Permission::WorkspaceWrite).expect("policy")
+        }
     }
 
-    fn temp_dir() -> PathBuf {
-        std::fs::canonicalize(std::env::temp_dir()).expect("temp dir")
+    impl Drop for Root {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     #[test]
     fn arguments_become_a_request_with_defaults_and_blank_strings_dropped() {
+        let root = Root::new("defaults");
         let request = call_request(
             clis::CLAUDE,
             args(
                 json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
-                        "timeout_secs": 5, "workspace": std::env::temp_dir()}),
+                        "timeout_secs": 5, "workspace": root.0}),
             ),
-            &policy(),
+            &root.policy(),
         )
         .expect("valid")
         .run;
-        assert_eq!(request.workspace, temp_dir());
+        assert_eq!(request.workspace, root.0);
         assert_eq!(request.permission, Permission::ReadOnly);
         assert_eq!(request.model, None);
         assert_eq!(request.timeout, Some(Duration::from_secs(5)));
@@ -398,6 +303,7 @@ mod tests {
 
     #[test]
     fn wrong_or_out_of_bounds_arguments_are_refused_with_the_reason() {
+        let root = Root::new("refused");
         let cases = [
             (json!({}), "missing field `prompt`"),
             (
@@ -419,12 +325,12 @@ mod tests {
                 "CAM_ALLOWED_ROOTS",
             ),
             (
-                json!({"prompt": "x", "workspace": temp_dir(), "permission": "unlimited"}),
+                json!({"prompt": "x", "workspace": root.0, "permission": "unlimited"}),
                 "CAM_MAX_PERMISSION",
             ),
         ];
         for (value, expected) in cases {
-            let error = call_request(clis::CODEX, args(value), &policy())
+            let error = call_request(clis::CODEX, args(value), &root.policy())
                 .expect_err(expected)
                 .to_string();
             assert!(error.contains(expected), "{error}");
@@ -456,28 +362,5 @@ mod tests {
             assert!(!text.contains("\"format\""), "{text}");
             assert!(text.contains("\"minimum\""), "ranges stay: {text}");
         }
-    }
-
-    #[test]
-    fn enable_and_disable_choose_the_tools_in_a_fixed_order() {
-        let offers: Vec<Offer> = clis::builtin_agents().map(Offer::from).collect();
-        let names = |list: &[&str]| list.iter().map(|name| name.to_string()).collect::<Vec<_>>();
-        let all = Catalogue::new(&offers, &[], &[]).expect("tools");
-        assert_eq!(
-            all.names(),
-            "codex, claude, gemini, opencode, qwen, copilot"
-        );
-        let some = Catalogue::new(&offers, &names(&["gemini", "codex"]), &names(&["gemini"]))
-            .expect("tools");
-        assert_eq!(some.names(), "codex");
-        assert_eq!(some.agent("gemini"), None);
-        assert!(Catalogue::new(&offers, &names(&["codex"]), &names(&["codex"])).is_err());
-        let unknown = Catalogue::new(&offers, &names(&["cursor"]), &[])
-            .err()
-            .expect("unknown");
-        assert!(
-            unknown.to_string().contains("unknown agent `cursor`"),
-            "{unknown}"
-        );
     }
 }

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 
-use super::calls::{Shutdown, ShutdownCause};
+use crate::mcp::{Shutdown, ShutdownCause};
 
 /// An `AsyncRead` that starts the shutdown when its inner reader ends or fails.
 pub struct EofWatch<R> {

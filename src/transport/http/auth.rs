@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use subtle::ConstantTimeEq;
 
-use super::refusal;
+use super::refusal::refusal;
 
 /// Where the token comes from when no file is given.
 pub const TOKEN_ENV: &str = "CAM_HTTP_TOKEN";

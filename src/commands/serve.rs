@@ -1,0 +1,229 @@
+//! `cli-agent-mcp serve` (and the bare binary): owns the server's lifecycle and starts the
+//! transport it was asked for below it.
+//!
+//! It turns the command line's values into plain settings, opens the job store, builds the
+//! engine, the jobs and the MCP handler ([`crate::mcp`]), installs the signal handlers, then
+//! hands the handler and its [`Lifecycle`] to stdio or to Streamable HTTP
+//! ([`crate::transport`]), with the dashboard's routes beside `/mcp` on HTTP. The transport
+//! serves until the shutdown and returns the exit code.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use cli_agent_engine::process::become_subreaper;
+use cli_agent_engine::{Engine, EngineConfig};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::cli::{self, HttpArgs, ServeArgs};
+use crate::dashboard::{self, DashboardState};
+use crate::jobs::store::{Store, StoreError, StoreSettings};
+use crate::jobs::{Caps, Jobs, Scheduler};
+use crate::mcp::policy::Policy;
+use crate::mcp::{
+    AgentServer, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode, watch_signals,
+};
+use crate::transport::{http, stdio};
+
+#[derive(Debug, thiserror::Error)]
+#[error("{var}={value:?} is not a number of runs: set it to 1 or more, or unset it")]
+struct BadCap {
+    var: String,
+    value: String,
+}
+
+pub async fn run(
+    args: ServeArgs,
+    config: EngineConfig,
+    offers: Vec<Offer>,
+    store: StoreSettings,
+) -> u8 {
+    let http = match args
+        .http
+        .addr
+        .map(|addr| http::Settings::new(addr, &http_options(&args.http)))
+    {
+        None => None,
+        Some(Ok(settings)) => Some(settings),
+        Some(Err(error)) => return usage(error),
+    };
+    let (server, lifecycle) = match build(&args, config, &offers, store).await {
+        Ok(built) => built,
+        Err(code) => return code,
+    };
+    match http {
+        Some(settings) => {
+            let routes = dashboard_routes(&server, args.http.allowed_hosts.clone());
+            http::serve(server, settings, lifecycle, routes).await
+        }
+        None => stdio::serve(server, lifecycle).await,
+    }
+}
+
+/// The command line's `--sigint`, as the signal handlers take it.
+fn sigint_mode(mode: cli::SigintMode) -> SigintMode {
+    match mode {
+        cli::SigintMode::Cancel => SigintMode::Cancel,
+        cli::SigintMode::Exit => SigintMode::Exit,
+        cli::SigintMode::CancelThenExit => SigintMode::CancelThenExit,
+    }
+}
+
+fn http_options(args: &HttpArgs) -> http::Options {
+    http::Options {
+        token_file: args.token_file.clone(),
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+        max_body_bytes: args.max_body_bytes,
+        max_requests: args.max_requests,
+        max_streams: args.max_streams,
+        fixtures: args.conformance_fixtures,
+    }
+}
+
+/// The handler and its lifecycle, from the settings; an error is the exit code.
+async fn build(
+    args: &ServeArgs,
+    config: EngineConfig,
+    offers: &[Offer],
+    store: StoreSettings,
+) -> Result<(AgentServer, Lifecycle), u8> {
+    let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
+    let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
+    let caps = caps(args.max_runs, offers).map_err(usage)?;
+    if let Err(error) = become_subreaper() {
+        tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
+    }
+    let grace = config.grace;
+    let runs = TaskTracker::new();
+    let stopping = CancellationToken::new();
+    let jobs = Jobs::new(
+        Arc::new(Engine::new(config)),
+        open_store(store).await,
+        Scheduler::new(caps),
+        runs.clone(),
+        stopping.clone(),
+    );
+    let shutdown = Shutdown::new(stopping, jobs.clone());
+    if let Err(error) = watch_signals(sigint_mode(args.sigint), jobs.clone(), shutdown.clone()) {
+        eprintln!("error: cannot install signal handlers: {error}");
+        return Err(EXIT_USAGE);
+    }
+    tokio::spawn(jobs.clone().poll_cancel_requests());
+    log_start(args, &catalogue, &policy);
+    let server = AgentServer {
+        jobs,
+        catalogue,
+        shutdown: shutdown.clone(),
+        heartbeat: (args.progress_heartbeat_secs > 0)
+            .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
+        policy,
+        handoff_after: Duration::from_secs(args.handoff_secs),
+        result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
+    };
+    Ok((server, Lifecycle::new(shutdown, runs, grace)))
+}
+
+fn log_start(args: &ServeArgs, catalogue: &Catalogue, policy: &Policy) {
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        tools = %catalogue.names(),
+        roots = %policy.describe_roots(),
+        max_permission = %policy.max_permission(),
+        "serving MCP {}",
+        if args.http.addr.is_some() {
+            "over Streamable HTTP"
+        } else {
+            "on stdio"
+        }
+    );
+}
+
+fn usage(error: impl std::fmt::Display) -> u8 {
+    eprintln!("error: {error}");
+    EXIT_USAGE
+}
+
+/// `CAM_MAX_RUNS` overall, and for each agent `CAM_<AGENT>_MAX_RUNS`, else its configured cap.
+fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
+    let mut per_agent = std::collections::HashMap::new();
+    for offer in offers {
+        let agent = offer.agent;
+        let var = agent.env_var("MAX_RUNS");
+        let Ok(value) = std::env::var(&var) else {
+            if let Some(cap) = offer.max_runs {
+                per_agent.insert(agent, cap);
+            }
+            continue;
+        };
+        match value.trim().parse::<usize>() {
+            Ok(cap) if cap > 0 => {
+                per_agent.insert(agent, cap);
+            }
+            _ => return Err(BadCap { var, value }),
+        }
+    }
+    Ok(Caps {
+        total: usize::try_from(total).unwrap_or(usize::MAX),
+        per_agent,
+    })
+}
+
+/// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
+/// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
+async fn open_store(settings: StoreSettings) -> Result<Store, String> {
+    let opened = tokio::task::spawn_blocking(move || {
+        let store = Store::open_configured(&settings)?;
+        let interrupted = store.interrupt_orphans()?;
+        if !interrupted.is_empty() {
+            tracing::info!(
+                jobs = interrupted.len(),
+                "marked the jobs of servers that are gone as interrupted"
+            );
+        }
+        let pruned = store.prune(settings.retention()?)?;
+        Ok::<_, StoreError>((store, pruned))
+    })
+    .await;
+    match opened {
+        Ok(Ok((store, pruned))) => {
+            tracing::debug!(path = %store.path().display(), pruned, "job store ready");
+            Ok(store)
+        }
+        Ok(Err(error)) => {
+            tracing::warn!(%error, "the job store is unusable: calls still run, but jobs are not recorded and the job tools answer with this error");
+            Err(error.to_string())
+        }
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// The dashboard for `/` beside `/mcp`, once the address is bound, when the job store is
+/// usable; its login URL goes to stderr (stdout may be a client's). It answers to the
+/// `--http-allowed-host` names too.
+fn dashboard_routes(
+    server: &AgentServer,
+    extra_hosts: Vec<String>,
+) -> impl FnOnce(http::Mount<'_>) -> Option<Router> + use<> {
+    let store = server.jobs.store().cloned();
+    move |mount| {
+        let store = match store {
+            Ok(store) => store,
+            Err(error) => {
+                tracing::warn!(%error, "no dashboard at /: the job store is unusable");
+                return None;
+            }
+        };
+        match DashboardState::new(store, mount.bound, &extra_hosts, mount.streams.clone()) {
+            Ok(state) => {
+                eprintln!("dashboard: {}", state.login_url());
+                Some(dashboard::router(state))
+            }
+            Err(error) => {
+                tracing::warn!(%error, "no dashboard at /");
+                None
+            }
+        }
+    }
+}

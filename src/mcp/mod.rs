@@ -1,0 +1,25 @@
+//! The MCP layer, whatever carries it: the handler ([`AgentServer`]) lists the tools and
+//! answers each call; it knows no transport.
+//!
+//! `tools` turns a call's arguments into a run request (one file per tool), the jobs run it,
+//! `result` turns the outcome into a tool result and `progress` reports events on the way;
+//! `tasks` answers the tasks extension. `policy` bounds what a call may ask for. `calls`,
+//! `signals` and `lifecycle` decide which runs stop, why and by when. Called by
+//! `commands::serve`, which builds the handler, and by the transports, which carry it; it
+//! calls only `jobs` and the engine below it.
+
+mod calls;
+mod handler;
+mod lifecycle;
+pub mod policy;
+mod progress;
+mod result;
+mod signals;
+mod tasks;
+pub mod tools;
+
+pub use self::calls::{Shutdown, ShutdownCause};
+pub use self::handler::AgentServer;
+pub use self::lifecycle::{EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
+pub use self::signals::{SigintMode, watch as watch_signals};
+pub use self::tools::{Catalogue, Offer, job_tool_names};

@@ -1,0 +1,134 @@
+//! What the job tools share: which they are, their errors, what they need of the server, and
+//! the dispatch to one file per tool. They work on this server's jobs from memory and on every
+//! other job (another server's, a finished one) from the store.
+
+use std::sync::Arc;
+
+use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::{arguments_schema, job_cancel, job_list, job_result, job_wait};
+use crate::jobs::store::{BadJobId, JobId};
+use crate::jobs::{JobProgress, Jobs, JobsError};
+use crate::mcp::result::error_result;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JobTool {
+    Wait,
+    Result,
+    Cancel,
+    List,
+}
+
+impl JobTool {
+    pub const ALL: [JobTool; 4] = [Self::Wait, Self::Result, Self::Cancel, Self::List];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Wait => "job_wait",
+            Self::Result => "job_result",
+            Self::Cancel => "job_cancel",
+            Self::List => "job_list",
+        }
+    }
+
+    pub fn named(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    pub fn tool(self) -> Tool {
+        let (description, schema, read_only) = match self {
+            Self::Wait => (job_wait::DESCRIPTION, schema::<job_wait::WaitArgs>(), true),
+            Self::Result => (
+                job_result::DESCRIPTION,
+                schema::<job_result::ResultArgs>(),
+                true,
+            ),
+            Self::Cancel => (
+                job_cancel::DESCRIPTION,
+                schema::<job_cancel::CancelArgs>(),
+                false,
+            ),
+            Self::List => (job_list::DESCRIPTION, schema::<job_list::ListArgs>(), true),
+        };
+        let mut tool = Tool::new(self.name(), description, schema);
+        tool.annotations = Some(
+            ToolAnnotations::new()
+                .read_only(read_only)
+                .open_world(false),
+        );
+        tool
+    }
+}
+
+fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
+    Arc::new(arguments_schema::<T>())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum JobToolError {
+    #[error("invalid arguments for {tool}: {source}. Its inputSchema lists what it takes")]
+    Invalid {
+        tool: &'static str,
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    BadId(#[from] BadJobId),
+    #[error("job_wait takes 1 to {max} job ids; it got {0}", max = job_wait::MAX_WAIT_JOBS)]
+    WaitCount(usize),
+    #[error(transparent)]
+    Jobs(#[from] JobsError),
+    #[error("{0}")]
+    BadStatus(String),
+}
+
+/// What a job tool needs of the server.
+pub struct JobToolContext<'a> {
+    pub jobs: &'a Arc<Jobs>,
+    pub budget: usize,
+    /// Fired when the client cancels the call.
+    pub cancelled: &'a CancellationToken,
+    /// Where `job_wait` reports how the wait goes.
+    pub progress: JobProgress,
+}
+
+pub async fn call(
+    tool: JobTool,
+    arguments: Option<JsonObject>,
+    context: JobToolContext<'_>,
+) -> CallToolResult {
+    let arguments = Value::Object(arguments.unwrap_or_default());
+    dispatch(tool, arguments, &context)
+        .await
+        .unwrap_or_else(|error| error_result(error.to_string()))
+}
+
+async fn dispatch(
+    tool: JobTool,
+    arguments: Value,
+    context: &JobToolContext<'_>,
+) -> Result<CallToolResult, JobToolError> {
+    match tool {
+        JobTool::Wait => job_wait::wait(parse(tool, arguments)?, context).await,
+        JobTool::Result => job_result::result(parse(tool, arguments)?, context).await,
+        JobTool::Cancel => job_cancel::cancel(parse(tool, arguments)?, context).await,
+        JobTool::List => job_list::list(parse(tool, arguments)?, context).await,
+    }
+}
+
+pub(super) fn parse<T: DeserializeOwned>(
+    tool: JobTool,
+    arguments: Value,
+) -> Result<T, JobToolError> {
+    serde_json::from_value(arguments).map_err(|source| JobToolError::Invalid {
+        tool: tool.name(),
+        source,
+    })
+}
+
+pub(super) fn parse_id(text: &str) -> Result<JobId, JobToolError> {
+    text.trim().parse().map_err(JobToolError::BadId)
+}

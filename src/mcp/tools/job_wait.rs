@@ -1,0 +1,167 @@
+//! `job_wait`: wait for jobs and return each finished one's answer, or what it has by the
+//! deadline.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tokio::time::Instant;
+
+use super::job::{JobToolContext, JobToolError, parse_id};
+use crate::jobs::store::{JobRecord, now_ms};
+use crate::jobs::{Finished, Job, JobState, Jobs};
+use crate::mcp::result::{JobReport, error_result};
+
+/// How long `job_wait` waits unless told otherwise: under the 60 s the hosts allow a call.
+const DEFAULT_WAIT: Duration = Duration::from_secs(40);
+/// The longest wait a caller may ask for.
+const MAX_WAIT_SECS: u64 = 3600;
+pub(super) const MAX_WAIT_JOBS: usize = 100;
+
+pub(super) const DESCRIPTION: &str = "Wait for jobs (background calls, or calls handed off while still running) \
+    and return each finished job's answer. mode `all` (default) waits until every job has \
+    ended, `any` until one has; after timeout_secs (default 40) it returns what it has, with \
+    each unfinished job's status and last progress line: call it again to keep waiting. \
+    Cancelling this call does not cancel the jobs.";
+
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WaitMode {
+    #[default]
+    All,
+    Any,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// The jobs to wait for.
+    pub job_ids: Vec<String>,
+    #[serde(default)]
+    pub mode: WaitMode,
+    /// The longest to wait, in seconds (default 40).
+    #[schemars(range(min = 1, max = 3600))]
+    pub timeout_secs: Option<u64>,
+}
+
+/// A job to wait for: this server's, or another's seen through the store.
+enum Watched {
+    Live(Arc<Job>),
+    Stored(Box<JobRecord>, Option<Arc<Finished>>),
+}
+
+pub(super) async fn wait(
+    args: WaitArgs,
+    context: &JobToolContext<'_>,
+) -> Result<CallToolResult, JobToolError> {
+    let jobs = context.jobs;
+    let mut watched = watch(jobs, &args.job_ids).await?;
+    let timeout = args.timeout_secs.map_or(DEFAULT_WAIT, |secs| {
+        Duration::from_secs(secs.clamp(1, MAX_WAIT_SECS))
+    });
+    let deadline = Instant::now() + timeout;
+    loop {
+        let ended_signal = jobs.ended();
+        tokio::pin!(ended_signal);
+        ended_signal.as_mut().enable();
+        refresh_stored(jobs, &mut watched).await?;
+        let ended = watched.iter().filter(|w| is_ended(w)).count();
+        let done = match args.mode {
+            WaitMode::All => ended == watched.len(),
+            WaitMode::Any => ended > 0,
+        };
+        if done || Instant::now() >= deadline {
+            return Ok(wait_result(&watched, context.budget, ended));
+        }
+        context
+            .progress
+            .set(format!("{ended} of {} jobs ended", watched.len()));
+        let stored_unfinished = watched
+            .iter()
+            .any(|w| matches!(w, Watched::Stored(_, None)));
+        tokio::select! {
+            () = &mut ended_signal => {}
+            () = tokio::time::sleep(crate::jobs::STORE_POLL), if stored_unfinished => {}
+            () = tokio::time::sleep_until(deadline) => {}
+            () = context.cancelled.cancelled() => {
+                return Ok(error_result("job_wait was cancelled; the jobs carry on".to_owned()));
+            }
+        }
+    }
+}
+
+/// The jobs named by `job_ids`, from memory when this server runs them, else from the store.
+async fn watch(jobs: &Jobs, job_ids: &[String]) -> Result<Vec<Watched>, JobToolError> {
+    if job_ids.is_empty() || job_ids.len() > MAX_WAIT_JOBS {
+        return Err(JobToolError::WaitCount(job_ids.len()));
+    }
+    let ids = job_ids
+        .iter()
+        .map(|id| parse_id(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut watched = Vec::with_capacity(ids.len());
+    for id in ids {
+        watched.push(match jobs.live(&id) {
+            Some(job) => Watched::Live(job),
+            None => Watched::Stored(Box::new(jobs.record_of(&id).await?), None),
+        });
+    }
+    Ok(watched)
+}
+
+fn is_ended(watched: &Watched) -> bool {
+    match watched {
+        Watched::Live(job) => matches!(job.state(), JobState::Finished(_)),
+        Watched::Stored(_, finished) => finished.is_some(),
+    }
+}
+
+/// Look up the jobs of other servers that have ended since the last look.
+async fn refresh_stored(jobs: &Jobs, watched: &mut [Watched]) -> Result<(), JobToolError> {
+    for entry in watched.iter_mut() {
+        if let Watched::Stored(record, finished @ None) = entry {
+            **record = jobs.record_of(&record.id).await?;
+            *finished = jobs.stored_finished(record).await?;
+        }
+    }
+    Ok(())
+}
+
+fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResult {
+    let share = budget / ended.max(1);
+    let reports: Vec<JobReport> = watched
+        .iter()
+        .map(|entry| match entry {
+            Watched::Live(job) => JobReport::of_job(job, share),
+            Watched::Stored(record, Some(finished)) => {
+                JobReport::finished(&record.id, finished, share)
+            }
+            Watched::Stored(record, None) => JobReport::unfinished(
+                &record.id,
+                &record.agent,
+                record.status,
+                now_ms().saturating_sub(record.created_ms) / 1000,
+                record.progress.clone(),
+            ),
+        })
+        .collect();
+    let mut text = format!("{ended} of {} jobs ended.", reports.len());
+    for report in &reports {
+        text.push_str(&format!(
+            "\n\n## {} ({}): {}\n\n{}",
+            report.job_id,
+            report.agent,
+            report.status,
+            report.text().join("\n\n")
+        ));
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(serde_json::json!({
+        "ended": ended,
+        "unfinished": reports.len() - ended,
+        "jobs": reports,
+    }));
+    result
+}

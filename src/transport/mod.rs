@@ -1,0 +1,7 @@
+//! The transports that carry the MCP handler: stdio (one session on stdin/stdout) and
+//! Streamable HTTP (many sessions on one address). `commands::serve` starts the one it was
+//! asked for with the handler and the lifecycle it built; a transport depends on `mcp` and on
+//! nothing else of this crate.
+
+pub mod http;
+pub mod stdio;
