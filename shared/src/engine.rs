@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::clis::UsageFile;
+use crate::cli::UsageFile;
 use crate::command;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
@@ -49,7 +49,7 @@ impl Prepared {
 #[derive(Clone, Debug)]
 struct SessionRecord {
     workspace: PathBuf,
-    /// The last cumulative usage report (see [`crate::clis::Cli::usage_is_cumulative`]), to
+    /// The last cumulative usage report (see [`crate::cli::Cli::usage_is_cumulative`]), to
     /// subtract next time.
     cumulative_usage: Option<Usage>,
 }

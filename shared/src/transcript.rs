@@ -298,7 +298,7 @@ impl Transcript {
                 }),
                 _,
             ) => {
-                let kind = ErrorKind::classify(*http_status, message);
+                let kind = ErrorKind::classify(agent.cli(), *http_status, message);
                 (Status::Failed, Some(error(kind, message.clone())))
             }
             (_, Some(StopCause::Cancelled)) => (
@@ -329,7 +329,7 @@ impl Transcript {
                 )
             }
             (Some(Terminal::Aborted { message }), _) => {
-                let kind = ErrorKind::classify(None, message);
+                let kind = ErrorKind::classify(agent.cli(), None, message);
                 (
                     Status::Failed,
                     Some(error(kind, format!("{agent} stopped its turn: {message}"))),
@@ -349,7 +349,7 @@ impl Transcript {
                 .find(|line| !line.trim().is_empty())
         });
         let kind = said.map_or(ErrorKind::Crashed, |said| {
-            match ErrorKind::classify(None, said) {
+            match ErrorKind::classify(agent.cli(), None, said) {
                 ErrorKind::AgentError => ErrorKind::Crashed,
                 kind => kind,
             }
