@@ -1,4 +1,6 @@
-//! The typed result of one run.
+//! The typed result of one run, the same for every CLI, so a caller reads one shape
+//! whichever CLI ran: status, answer, session, usage, tool summary, and an error whose kind
+//! and hint say what to do.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
