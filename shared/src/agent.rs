@@ -11,7 +11,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
-use crate::clis::Cli;
+use crate::cli::Cli;
 
 /// A cheap handle to an agent. Two agents are equal when their names are.
 #[derive(Clone, Copy)]

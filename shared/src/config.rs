@@ -1,4 +1,6 @@
-//! Engine-wide settings: where the CLIs are and how long runs may take.
+//! Engine-wide settings: where the CLIs are and how long runs may take. One value that the
+//! app resolves from its flags, variables and config file and hands over, so the engine
+//! parses none of them.
 
 use std::collections::HashMap;
 use std::path::PathBuf;

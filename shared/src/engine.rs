@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
-use crate::clis::UsageFile;
+use crate::cli::UsageFile;
 use crate::command;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
@@ -49,7 +49,7 @@ impl Prepared {
 #[derive(Clone, Debug)]
 struct SessionRecord {
     workspace: PathBuf,
-    /// The last cumulative usage report (see [`crate::clis::Cli::usage_is_cumulative`]), to
+    /// The last cumulative usage report (see [`crate::cli::Cli::usage_is_cumulative`]), to
     /// subtract next time.
     cumulative_usage: Option<Usage>,
 }
@@ -145,17 +145,9 @@ impl Engine {
         )
         .await;
 
-        if let Some((file, path)) = usage_file {
-            read_usage_file(&mut transcript, file, &path).await;
-        }
-        let reported = transcript.usage_mut().map(|usage| *usage);
-        if request.agent.cli().usage_is_cumulative() {
-            self.unaccumulate_usage(
-                &mut transcript,
-                &request,
-                earlier.and_then(|e| e.cumulative_usage),
-            );
-        }
+        let reported = self
+            .settle_usage(&mut transcript, usage_file, &request, earlier)
+            .await;
         let mut outcome = transcript.finish(end);
         outcome.redact_secrets();
         self.remember(&request, &outcome, reported);
@@ -199,10 +191,30 @@ impl Engine {
         Ok(Some(record))
     }
 
+    /// Read the usage a CLI wrote to a file, and turn a cumulative report into this run's.
+    /// Returns the usage as the CLI reported it, for the ledger.
+    async fn settle_usage(
+        &self,
+        transcript: &mut Transcript,
+        usage_file: Option<(UsageFile, PathBuf)>,
+        request: &RunRequest,
+        earlier: Option<SessionRecord>,
+    ) -> Option<Usage> {
+        if let Some((file, path)) = usage_file {
+            read_usage_file(transcript, file, &path).await;
+        }
+        let reported = transcript.usage_mut().map(|usage| *usage);
+        if request.agent.cli().usage_is_cumulative() {
+            let earlier = earlier.and_then(|record| record.cumulative_usage);
+            self.unaccumulate_usage(transcript, request, earlier);
+        }
+        reported
+    }
+
     /// Turn a session's cumulative usage into this run's: subtract the last report.
     fn unaccumulate_usage(
         &self,
-        transcript: &mut crate::transcript::Transcript,
+        transcript: &mut Transcript,
         request: &RunRequest,
         earlier: Option<Usage>,
     ) {

@@ -1,4 +1,5 @@
-//! The one typed event stream every CLI dialect is parsed into.
+//! The one typed event stream every CLI dialect is parsed into, so the transcript, progress
+//! and the job store handle any CLI alike.
 
 use serde::Serialize;
 

@@ -3,6 +3,8 @@
 //! every process the run started. It knows nothing of MCP.
 
 pub mod agent;
+mod classify;
+pub mod cli;
 pub mod clis;
 pub mod command;
 pub mod config;
@@ -21,6 +23,7 @@ pub mod redact;
 pub mod request;
 mod supervise;
 mod transcript;
+mod version;
 
 pub use agent::{Agent, Profile};
 pub use config::EngineConfig;

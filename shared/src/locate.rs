@@ -1,4 +1,5 @@
-//! Finding a CLI's binary: an explicit path first, else PATH.
+//! Finding a CLI's binary: an explicit path first, else PATH. Found before anything starts,
+//! so a missing CLI is refused with the setting that fixes it rather than failing a spawn.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,5 @@
-//! The tool calls of a run that started and have not finished yet.
+//! The tool calls of a run that started and have not finished yet, remembered so a call
+//! announced and then reported finished counts once.
 
 use std::collections::VecDeque;
 

@@ -1,4 +1,6 @@
-//! The typed result of one run.
+//! The typed result of one run, the same for every CLI, so a caller reads one shape
+//! whichever CLI ran: status, answer, session, usage, tool summary, and an error whose kind
+//! and hint say what to do.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -164,79 +166,6 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// Read the kind of a failure from what the CLI said about it.
-    pub fn classify(http_status: Option<u16>, message: &str) -> Self {
-        let status = http_status.or_else(|| status_in(message));
-        match status {
-            Some(401 | 403) => return Self::Authentication,
-            Some(429) => return Self::RateLimited,
-            Some(500..=599) => return Self::ServerError,
-            Some(400 | 404 | 413 | 422) => return Self::BadRequest,
-            _ => {}
-        }
-        let lower = message.to_ascii_lowercase();
-        let has = |needles: &[&str]| needles.iter().any(|needle| lower.contains(needle));
-        if has(&[
-            "unauthorized",
-            "unauthenticated",
-            "authentication",
-            "invalid api key",
-            "not logged in",
-        ]) {
-            Self::Authentication
-        } else if has(&[
-            "too many requests",
-            "rate limit",
-            "rate_limit",
-            "resource_exhausted",
-            "quota",
-        ]) {
-            Self::RateLimited
-        } else if has(&[
-            "no conversation found",
-            "no rollout found",
-            "session not found",
-            "no previous sessions",
-            "invalid session identifier",
-            "no saved session found",
-            "no session, task, or name matched",
-        ]) {
-            Self::SessionNotFound
-        } else if has(&[
-            "stream disconnected",
-            "stream closed before",
-            "without a finish reason",
-            "stream ended",
-            "missing finish_reason",
-        ]) {
-            Self::StreamCut
-        } else if has(&[
-            "connection failed",
-            "unable to connect",
-            "connectionrefused",
-            "connection refused",
-            "econnrefused",
-            "could not connect",
-            "fetch failed",
-            "cannot connect",
-            "error sending request",
-        ]) {
-            Self::Connection
-        } else if has(&[
-            "internal server error",
-            "high demand",
-            "overloaded",
-            "server_error",
-        ]) {
-            Self::ServerError
-        } else if has(&["invalid_request_error", "invalid_argument", "bad request"]) {
-            // codex quotes a 400's body without its status; the provider's error type says it.
-            Self::BadRequest
-        } else {
-            Self::AgentError
-        }
-    }
-
     /// What the user can do about a failure of this kind.
     pub fn hint(self, agent: Agent) -> Option<String> {
         // A custom agent's name is no command: the CLI it runs is.
@@ -269,120 +198,9 @@ impl ErrorKind {
     }
 }
 
-/// An HTTP status written in an error message: `401 Unauthorized`, `(429)`, `"code":500`.
-fn status_in(message: &str) -> Option<u16> {
-    let bytes = message.as_bytes();
-    (0..bytes.len().saturating_sub(2)).find_map(|start| {
-        let digits = &bytes[start..start + 3];
-        let boundary_before = start == 0 || !bytes[start - 1].is_ascii_alphanumeric();
-        let boundary_after = bytes
-            .get(start + 3)
-            .is_none_or(|b| !b.is_ascii_alphanumeric());
-        if !(digits.iter().all(u8::is_ascii_digit) && boundary_before && boundary_after) {
-            return None;
-        }
-        let code: u16 = std::str::from_utf8(digits).ok()?.parse().ok()?;
-        let context = &message[..start].to_ascii_lowercase();
-        let looks_http = matches!(code, 400 | 401 | 403 | 404 | 413 | 422 | 429 | 500..=504)
-            && (context.ends_with("status ")
-                || context.ends_with("error: ")
-                || context.ends_with('(')
-                || context.ends_with("\"code\":")
-                || context.ends_with("code ")
-                || context.ends_with("api error: "));
-        looks_http.then_some(code)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn classify_reads_http_status_in_each_clis_wording() {
-        let cases = [
-            (
-                "unexpected status 401 Unauthorized: bad key, url: http://x/v1/responses",
-                ErrorKind::Authentication,
-            ),
-            (
-                "API Error: Request rejected (429) · slow down",
-                ErrorKind::RateLimited,
-            ),
-            (
-                "[API Error: {\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}]",
-                ErrorKind::ServerError,
-            ),
-            ("API Error: 400 bad model", ErrorKind::BadRequest),
-            (
-                "exceeded retry limit, last status: 429 Too Many Requests",
-                ErrorKind::RateLimited,
-            ),
-        ];
-        for (message, kind) in cases {
-            assert_eq!(ErrorKind::classify(None, message), kind, "{message}");
-        }
-    }
-
-    #[test]
-    fn classify_reads_failures_without_a_status() {
-        let cases = [
-            (
-                "Connection failed: error sending request",
-                ErrorKind::Connection,
-            ),
-            (
-                "API Error: Unable to connect to API (ConnectionRefused)",
-                ErrorKind::Connection,
-            ),
-            (
-                "stream disconnected before completion: stream closed before response.completed",
-                ErrorKind::StreamCut,
-            ),
-            (
-                "No conversation found with session ID: abc",
-                ErrorKind::SessionNotFound,
-            ),
-            (
-                "We’re currently experiencing high demand, which may cause temporary errors.",
-                ErrorKind::ServerError,
-            ),
-            // qwen
-            (
-                "No saved session found with ID fb4f. Run `qwen --resume` without an ID",
-                ErrorKind::SessionNotFound,
-            ),
-            (
-                "[API Error: Connection error. (cause: connect ECONNREFUSED 127.0.0.1:41389)]",
-                ErrorKind::Connection,
-            ),
-            // copilot
-            (
-                "Error: No session, task, or name matched '0000'.",
-                ErrorKind::SessionNotFound,
-            ),
-            (
-                "Last error: Failed to finalize chat-completions stream: missing finish_reason",
-                ErrorKind::StreamCut,
-            ),
-            (
-                "Could not connect to local model provider at http://127.0.0.1:40077/v1.",
-                ErrorKind::Connection,
-            ),
-            ("something odd", ErrorKind::AgentError),
-        ];
-        for (message, kind) in cases {
-            assert_eq!(ErrorKind::classify(None, message), kind, "{message}");
-        }
-    }
-
-    #[test]
-    fn explicit_status_wins_over_wording() {
-        assert_eq!(
-            ErrorKind::classify(Some(401), "whatever"),
-            ErrorKind::Authentication
-        );
-    }
 
     #[test]
     fn usage_since_subtracts_an_earlier_cumulative_report() {

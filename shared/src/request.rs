@@ -1,4 +1,6 @@
-//! What a caller asks for: one headless run of one agent CLI.
+//! What a caller asks for: one headless run of one agent CLI, in terms common to all of them
+//! (prompt, workspace, permission level, session), which each CLI's module maps onto its own
+//! flags.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -9,11 +9,13 @@
 //! stdout and stderr are read in the supervising task itself, a buffer at a time, and every
 //! complete line of a buffer is parsed before the next wait: no task or channel per line.
 
+use std::process::ExitStatus;
 use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStderr;
+use tokio::task::JoinHandle;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
@@ -74,39 +76,8 @@ pub async fn supervise(
         stderr: StderrTail::new(stderr, limits.stderr_tail_bytes),
     };
     let mut run = RunState::new(agent, limits, started, observer);
-    let cancelled = cancel.cancelled();
-    tokio::pin!(cancelled);
-    let timer = sleep_until(run.total_at);
-    tokio::pin!(timer);
-
-    loop {
-        let deadline = run.next_deadline();
-        if let Some(at) = deadline.filter(|at| *at != timer.deadline()) {
-            timer.as_mut().reset(at);
-        }
-        tokio::select! {
-            () = leader.exited() => break,
-            () = output.read(), if output.is_open() => {
-                if let Some(cause) = run.take_lines(&mut output.stdout) {
-                    run.begin_stop(&leader, cause);
-                }
-            }
-            () = &mut cancelled, if run.stop.is_none() => run.begin_stop(&leader, StopCause::Cancelled),
-            () = &mut timer, if deadline.is_some() => run.deadline_passed(&leader),
-        }
-    }
-
-    // The leader exited but is not reaped, so its group and session are still the run's:
-    // kill the group, sweep up what left it, and only then reap the leader.
-    let swept = process::sweep(&leader, &marker).await;
-    if swept > 0 {
-        tracing::debug!(%agent, swept, "killed processes the CLI left behind");
-    }
-    let pid = leader.pid();
-    let exit = leader.reap().await;
-    writer.abort();
-    run.drain(&mut output, pid).await;
-
+    run.watch(&leader, &mut output, &cancel).await;
+    let exit = tear_down_and_drain(leader, &marker, agent, writer, &mut run, &mut output).await;
     let end = ProcessEnd {
         exit,
         stop: run.stop.filter(|cause| *cause != StopCause::Lingered),
@@ -114,6 +85,28 @@ pub async fn supervise(
         stderr_tail: output.stderr.text(),
     };
     (run.transcript, end)
+}
+
+/// After the leader's exit: the leader exited but is not reaped, so its group and session are
+/// still the run's: kill the group, sweep up what left it, and only then reap the leader and
+/// drain the output every writer of which is now dead.
+async fn tear_down_and_drain(
+    leader: Leader,
+    marker: &RunMarker,
+    agent: Agent,
+    writer: JoinHandle<()>,
+    run: &mut RunState<'_>,
+    output: &mut Output,
+) -> Option<ExitStatus> {
+    let swept = process::sweep(&leader, marker).await;
+    if swept > 0 {
+        tracing::debug!(%agent, swept, "killed processes the CLI left behind");
+    }
+    let pid = leader.pid();
+    let exit = leader.reap().await;
+    writer.abort();
+    run.drain(output, pid).await;
+    exit
 }
 
 /// The CLI's stdout, split into lines, and the tail of its stderr.
@@ -181,6 +174,31 @@ impl<'o> RunState<'o> {
             idle_check_at: limits.idle.map(|idle| started + idle),
             linger_until: None,
             kill_at: None,
+        }
+    }
+
+    /// Read, parse and watch the limits until the leader exits, starting a stop when a limit
+    /// fires, the output breaks the line cap or `cancel` is cancelled.
+    async fn watch(&mut self, leader: &Leader, output: &mut Output, cancel: &CancellationToken) {
+        let cancelled = cancel.cancelled();
+        tokio::pin!(cancelled);
+        let timer = sleep_until(self.total_at);
+        tokio::pin!(timer);
+        loop {
+            let deadline = self.next_deadline();
+            if let Some(at) = deadline.filter(|at| *at != timer.deadline()) {
+                timer.as_mut().reset(at);
+            }
+            tokio::select! {
+                () = leader.exited() => break,
+                () = output.read(), if output.is_open() => {
+                    if let Some(cause) = self.take_lines(&mut output.stdout) {
+                        self.begin_stop(leader, cause);
+                    }
+                }
+                () = &mut cancelled, if self.stop.is_none() => self.begin_stop(leader, StopCause::Cancelled),
+                () = &mut timer, if deadline.is_some() => self.deadline_passed(leader),
+            }
         }
     }
 

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
+use cli_agent_engine::clis::Cli;
 use cli_agent_engine::{Agent, EngineConfig, SetupError, find_cli};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -106,7 +107,7 @@ async fn check(agent: Agent, found: Result<PathBuf, SetupError>) -> CliReport {
         }
     };
     report.path = Some(path.clone());
-    match version_of(&path).await {
+    match version_of(cli, &path).await {
         Ok(version) => {
             report.state = if version == verified_version {
                 State::Verified
@@ -155,7 +156,7 @@ fn missing_advice(agent: Agent, error: &SetupError) -> String {
 
 /// The version `<bin> --version` prints, run in a process group of its own so a launcher
 /// and its child are killed together if it hangs.
-async fn version_of(bin: &Path) -> Result<String, String> {
+async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
     let child = tokio::process::Command::new(bin)
         .arg("--version")
         .stdin(Stdio::null())
@@ -195,23 +196,8 @@ async fn version_of(bin: &Path) -> Result<String, String> {
                 .unwrap_or_default()
         ));
     }
-    parse_version(&stdout).ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
-}
-
-/// The first `X.Y.Z` in the output: `codex-cli 0.169.0`, `2.1.197 (Claude Code)`, `0.61.0`.
-fn parse_version(output: &str) -> Option<String> {
-    output
-        .split(|c: char| c.is_whitespace() || c == '(' || c == ')')
-        // copilot ends its sentence with a full stop: `GitHub Copilot CLI 1.0.102.`
-        .map(|word| word.trim_start_matches('v').trim_end_matches('.'))
-        .find(|word| {
-            let parts: Vec<&str> = word.split('.').collect();
-            parts.len() >= 3
-                && parts[..3]
-                    .iter()
-                    .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .map(str::to_owned)
+    cli.version_from(&stdout)
+        .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
 }
 
 fn render(reports: &[CliReport]) -> String {
@@ -243,31 +229,4 @@ fn render(reports: &[CliReport]) -> String {
         out.push_str("Install at least one of them; the lines above say how.\n");
     }
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn versions_are_read_from_each_clis_own_format() {
-        assert_eq!(
-            parse_version("codex-cli 0.169.0\n").as_deref(),
-            Some("0.169.0")
-        );
-        assert_eq!(
-            parse_version("2.1.197 (Claude Code)\n").as_deref(),
-            Some("2.1.197")
-        );
-        assert_eq!(parse_version("0.61.0\n").as_deref(), Some("0.61.0"));
-        assert_eq!(parse_version("v1.18.33").as_deref(), Some("1.18.33"));
-        assert_eq!(
-            parse_version(
-                "GitHub Copilot CLI 1.0.102.\nRun 'copilot update' to check for updates.\n"
-            )
-            .as_deref(),
-            Some("1.0.102")
-        );
-        assert_eq!(parse_version("no version here 1.2"), None);
-    }
 }

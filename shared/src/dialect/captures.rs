@@ -100,7 +100,7 @@ fn check(agent: Agent, scenario: &str, stream: &str) {
                 message,
                 http_status,
             }) => assert_eq!(
-                ErrorKind::classify(*http_status, message),
+                ErrorKind::classify(agent.cli(), *http_status, message),
                 kind,
                 "{context}: {message:?} (status {http_status:?})"
             ),

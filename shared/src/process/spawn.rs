@@ -1,4 +1,5 @@
-//! Starting a CLI in a session of its own.
+//! Starting a CLI in a session of its own, so every process it starts can be found and
+//! killed by its group and session when the run ends.
 
 use std::path::Path;
 use std::process::Stdio;

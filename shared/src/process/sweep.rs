@@ -145,45 +145,8 @@ impl RunSweep {
     fn round(&mut self, snapshot: &Snapshot) -> bool {
         let me = Pid::this();
         let mut pending = false;
-        for Entry { stat, marker } in &snapshot.entries {
-            let ours = self.in_group_or_session(stat)
-                || matches!(marker, MarkerRead::Entry(entry) if *entry == self.marker);
-            if *marker == MarkerRead::Unsure && !ours {
-                // Perhaps ours, in the middle of an exec: look again next round.
-                pending |= Instant::now() < self.unsure_until;
-                continue;
-            }
-            if !ours || stat.pid == self.leader {
-                continue;
-            }
-            if !stat.is_zombie() {
-                if !self.killed.contains_key(&stat.pid) {
-                    let mut unsure = false;
-                    let killed = kill_if(stat.pid, |pid| {
-                        let owns = self.owns(pid);
-                        unsure = owns.is_none();
-                        owns == Some(true)
-                    });
-                    match killed {
-                        Some(pidfd) => {
-                            self.killed.insert(stat.pid, pidfd);
-                        }
-                        // Ours in the snapshot, unreadable now: an exec, perhaps. Look again.
-                        None => pending |= unsure && Instant::now() < self.unsure_until,
-                    }
-                }
-            } else if stat.ppid == me {
-                // Our zombie child: only we can reap it, so the pid is still this one. A
-                // zombie main thread whose other threads are still exiting cannot be reaped
-                // yet, and its children come to us only once the last one is gone: wait.
-                pending |= matches!(
-                    waitpid(stat.pid, Some(WaitPidFlag::WNOHANG)),
-                    Ok(WaitStatus::StillAlive)
-                );
-            } else {
-                // Its parent is one of ours too: once that dies, the zombie comes to us.
-                pending = true;
-            }
+        for entry in &snapshot.entries {
+            pending |= self.settle(entry, me);
         }
         let killed_now = self.killed.len() - self.followed;
         self.count += killed_now;
@@ -193,6 +156,52 @@ impl RunSweep {
         // A process killed now may have children that the snapshot did not show as ours (their
         // parent was not us yet): they come to us as it dies, so look again.
         pending || killed_now > 0 || !self.killed.is_empty()
+    }
+
+    /// Act on one process of a snapshot: kill it if it is the run's and alive, reap it if it
+    /// is our zombie. True while it needs another round.
+    fn settle(&mut self, Entry { stat, marker }: &Entry, me: Pid) -> bool {
+        let ours = self.in_group_or_session(stat)
+            || matches!(marker, MarkerRead::Entry(entry) if *entry == self.marker);
+        if *marker == MarkerRead::Unsure && !ours {
+            // Perhaps ours, in the middle of an exec: look again next round.
+            return Instant::now() < self.unsure_until;
+        }
+        if !ours || stat.pid == self.leader {
+            return false;
+        }
+        if !stat.is_zombie() {
+            return !self.killed.contains_key(&stat.pid) && self.kill(stat.pid);
+        }
+        if stat.ppid == me {
+            // Our zombie child: only we can reap it, so the pid is still this one. A zombie
+            // main thread whose other threads are still exiting cannot be reaped yet, and its
+            // children come to us only once the last one is gone: wait.
+            return matches!(
+                waitpid(stat.pid, Some(WaitPidFlag::WNOHANG)),
+                Ok(WaitStatus::StillAlive)
+            );
+        }
+        // Its parent is one of ours too: once that dies, the zombie comes to us.
+        true
+    }
+
+    /// Kill a live process of the run, judged ours afresh through its pidfd. True when it
+    /// could not be judged now (an exec, perhaps) and must be looked at again.
+    fn kill(&mut self, pid: Pid) -> bool {
+        let mut unsure = false;
+        let killed = kill_if(pid, |pid| {
+            let owns = self.owns(pid);
+            unsure = owns.is_none();
+            owns == Some(true)
+        });
+        match killed {
+            Some(pidfd) => {
+                self.killed.insert(pid, pidfd);
+                false
+            }
+            None => unsure && Instant::now() < self.unsure_until,
+        }
     }
 }
 

@@ -35,6 +35,14 @@ pub(super) fn write_batch(
     Ok(())
 }
 
+/// A job's event tallies as its row holds them: what its chunks keep, and what was dropped.
+struct Tally {
+    events: u64,
+    bytes: u64,
+    dropped_events: u64,
+    dropped_bytes: u64,
+}
+
 /// Adds whole JSON lines as one chunk, then drops the oldest chunks after the head while the
 /// job holds more than `max` bytes. The newest chunk always stays.
 fn append_chunk(
@@ -44,22 +52,14 @@ fn append_chunk(
     count: u64,
     max: u64,
 ) -> rusqlite::Result<()> {
-    let counts: Option<(u64, u64, u64, u64)> = tx
-        .prepare_cached(
-            "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
-        )?
-        .query_row([id.as_str()], |row| {
-            Ok((row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?))
-        })
-        .optional()?;
-    let Some((events, bytes, mut dropped_events, mut dropped_bytes)) = counts else {
+    let Some(mut tally) = read_tally(tx, id)? else {
         // Never inserted, or pruned since: nothing to attach the events to.
         tracing::debug!(job = %id, "events of an unknown job dropped");
         return Ok(());
     };
-    let first = events + dropped_events;
+    let first = tally.events + tally.dropped_events;
     let size = lines.len() as u64;
-    let head = bytes + dropped_bytes < max / 2;
+    let head = tally.bytes + tally.dropped_bytes < max / 2;
     // serde_json writes UTF-8: bound as text as it is, without checking it again.
     let text = ToSqlOutput::Borrowed(ValueRef::Text(lines));
     tx.prepare_cached(
@@ -67,16 +67,56 @@ fn append_chunk(
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![id.as_str(), first, count, size, head, text])?;
-    let mut kept_events = events + count;
-    let mut kept_bytes = bytes + size;
-    while kept_bytes > max {
+    tally.events += count;
+    tally.bytes += size;
+    drop_oldest_over(tx, id, first, max, &mut tally)?;
+    tx.prepare_cached(
+        "UPDATE jobs SET events = ?2, event_bytes = ?3, dropped_events = ?4, dropped_bytes = ?5
+         WHERE id = ?1",
+    )?
+    .execute(params![
+        id.as_str(),
+        tally.events,
+        tally.bytes,
+        tally.dropped_events,
+        tally.dropped_bytes
+    ])?;
+    Ok(())
+}
+
+/// The job's tallies; `None` for a job the database does not hold.
+fn read_tally(tx: &Transaction, id: &JobId) -> rusqlite::Result<Option<Tally>> {
+    tx.prepare_cached(
+        "SELECT events, event_bytes, dropped_events, dropped_bytes FROM jobs WHERE id = ?1",
+    )?
+    .query_row([id.as_str()], |row| {
+        Ok(Tally {
+            events: row.get(0)?,
+            bytes: row.get(1)?,
+            dropped_events: row.get(2)?,
+            dropped_bytes: row.get(3)?,
+        })
+    })
+    .optional()
+}
+
+/// Deletes the oldest chunks outside the head, never the one from `newest` on, while the job
+/// keeps more than `max` bytes, moving them in `tally` from kept to dropped.
+fn drop_oldest_over(
+    tx: &Transaction,
+    id: &JobId,
+    newest: u64,
+    max: u64,
+    tally: &mut Tally,
+) -> rusqlite::Result<()> {
+    while tally.bytes > max {
         let oldest: Option<(u64, u64, u64)> = tx
             .prepare_cached(
                 "SELECT first_event, events, bytes FROM chunks
                  WHERE job_id = ?1 AND head = 0 AND first_event < ?2
                  ORDER BY first_event LIMIT 1",
             )?
-            .query_row(params![id.as_str(), first], |row| {
+            .query_row(params![id.as_str(), newest], |row| {
                 Ok((row.get(0)?, row.get(1)?, row.get(2)?))
             })
             .optional()?;
@@ -85,21 +125,10 @@ fn append_chunk(
         };
         tx.prepare_cached("DELETE FROM chunks WHERE job_id = ?1 AND first_event = ?2")?
             .execute(params![id.as_str(), oldest_first])?;
-        kept_events -= oldest_events;
-        kept_bytes -= oldest_bytes;
-        dropped_events += oldest_events;
-        dropped_bytes += oldest_bytes;
+        tally.events -= oldest_events;
+        tally.bytes -= oldest_bytes;
+        tally.dropped_events += oldest_events;
+        tally.dropped_bytes += oldest_bytes;
     }
-    tx.prepare_cached(
-        "UPDATE jobs SET events = ?2, event_bytes = ?3, dropped_events = ?4, dropped_bytes = ?5
-         WHERE id = ?1",
-    )?
-    .execute(params![
-        id.as_str(),
-        kept_events,
-        kept_bytes,
-        dropped_events,
-        dropped_bytes
-    ])?;
     Ok(())
 }

@@ -5,10 +5,11 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use super::Cli;
+use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
 
 pub struct Claude;
@@ -74,5 +75,10 @@ impl Cli for Claude {
 
     fn extra_arguments(&self) -> &'static [&'static str] {
         &["append_system_prompt"]
+    }
+
+    /// Its sentence for a session it cannot resume.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[(ErrorKind::SessionNotFound, &["no conversation found"])]
     }
 }

@@ -288,6 +288,22 @@ struct Call {
 }
 
 impl Call {
+    /// A call of a tool that is not a process, so has no exit code.
+    fn without_exit_code(
+        id: Option<String>,
+        name: String,
+        command: Option<String>,
+        success: bool,
+    ) -> Self {
+        Self {
+            id,
+            name,
+            command,
+            exit_code: None,
+            success,
+        }
+    }
+
     /// The call's start, from a call that will not finish here (no copies made).
     fn into_started(self) -> AgentEvent {
         AgentEvent::ToolStarted {
@@ -315,8 +331,7 @@ impl Call {
 impl Item<'_> {
     /// The tool call this item is, if it is one.
     fn into_call(self) -> Option<Call> {
-        let completed = |status: &Option<Cow<str>>| status.as_deref() == Some("completed");
-        let call = match self {
+        Some(match self {
             Self::CommandExecution {
                 id,
                 command,
@@ -333,43 +348,39 @@ impl Item<'_> {
                 id,
                 changes,
                 status,
-            } => Call {
-                success: completed(&status),
+            } => Call::without_exit_code(
                 id,
-                name: "edit".to_owned(),
-                command: Some(describe_changes(&changes)),
-                exit_code: None,
-            },
+                "edit".to_owned(),
+                Some(describe_changes(&changes)),
+                completed(&status),
+            ),
             Self::McpToolCall {
                 id,
                 server,
                 tool,
                 status,
                 error,
-            } => Call {
-                success: completed(&status) && error.is_none(),
+            } => Call::without_exit_code(
                 id,
-                name: format!("{server}.{tool}"),
-                command: None,
-                exit_code: None,
-            },
+                format!("{server}.{tool}"),
+                None,
+                completed(&status) && error.is_none(),
+            ),
             // A search has no status: reaching `item.completed` is its success.
-            Self::WebSearch { id, query } => Call {
-                id,
-                name: "web_search".to_owned(),
-                command: query,
-                exit_code: None,
-                success: true,
-            },
+            Self::WebSearch { id, query } => {
+                Call::without_exit_code(id, "web_search".to_owned(), query, true)
+            }
             Self::AgentMessage { .. }
             | Self::Reasoning { .. }
             | Self::Error { .. }
-            | Self::Other => {
-                return None;
-            }
-        };
-        Some(call)
+            | Self::Other => return None,
+        })
     }
+}
+
+/// Whether an item's status says it completed.
+fn completed(status: &Option<Cow<str>>) -> bool {
+    status.as_deref() == Some("completed")
 }
 
 /// `update src/a.rs, add src/b.rs`: what a file change touched, in one line.

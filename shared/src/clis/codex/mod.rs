@@ -5,10 +5,11 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use super::Cli;
+use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
 
 pub struct Codex;
@@ -78,5 +79,21 @@ impl Cli for Codex {
     /// codex resumes a thread from any directory.
     fn resumes_only_from_origin(&self) -> bool {
         false
+    }
+
+    /// Its session, stream and connection sentences, and the one it puts in place of a 500's.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[
+            (ErrorKind::SessionNotFound, &["no rollout found"]),
+            (
+                ErrorKind::StreamCut,
+                &["stream disconnected", "stream closed before"],
+            ),
+            (
+                ErrorKind::Connection,
+                &["connection failed", "error sending request"],
+            ),
+            (ErrorKind::ServerError, &["high demand"]),
+        ]
     }
 }

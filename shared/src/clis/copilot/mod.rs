@@ -6,11 +6,13 @@ mod usage;
 
 use std::path::Path;
 
-use super::{Cli, UsageFile};
+use crate::cli::{Cli, UsageFile};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
+use crate::version;
 
 pub struct Copilot;
 
@@ -95,5 +97,23 @@ impl Cli for Copilot {
     /// copilot resumes a session from any directory.
     fn resumes_only_from_origin(&self) -> bool {
         false
+    }
+
+    /// It ends its sentence with a full stop: `GitHub Copilot CLI 1.0.102.`
+    fn version_from(&self, output: &str) -> Option<String> {
+        version::first_version(version::words(output).map(|word| word.trim_end_matches('.')))
+    }
+
+    /// Its sentences for a session it cannot resume, a cut stream and a provider it cannot
+    /// reach.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[
+            (
+                ErrorKind::SessionNotFound,
+                &["no session, task, or name matched"],
+            ),
+            (ErrorKind::StreamCut, &["missing finish_reason"]),
+            (ErrorKind::Connection, &["could not connect"]),
+        ]
     }
 }

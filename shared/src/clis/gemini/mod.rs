@@ -5,10 +5,11 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use super::Cli;
+use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
 
 pub struct Gemini;
@@ -69,6 +70,17 @@ impl Cli for Gemini {
             "--resume",
             "-m",
             "--model",
+        ]
+    }
+
+    /// Its sentences for a session it cannot resume and for a cut stream.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[
+            (
+                ErrorKind::SessionNotFound,
+                &["no previous sessions", "invalid session identifier"],
+            ),
+            (ErrorKind::StreamCut, &["without a finish reason"]),
         ]
     }
 }

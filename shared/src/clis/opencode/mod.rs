@@ -5,10 +5,11 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use super::Cli;
+use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
 
 pub struct Opencode;
@@ -61,5 +62,10 @@ impl Cli for Opencode {
             "--model",
             "--dir",
         ]
+    }
+
+    /// Its sentence for a provider it cannot reach.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[(ErrorKind::Connection, &["cannot connect"])]
     }
 }

@@ -5,10 +5,11 @@ mod dialect;
 
 use std::path::Path;
 
-use super::Cli;
+use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
+use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
 
 pub struct Qwen;
@@ -83,5 +84,14 @@ impl Cli for Qwen {
     /// qwen restores a resumed session's token counts and adds this run's to them.
     fn usage_is_cumulative(&self) -> bool {
         true
+    }
+
+    /// Its sentence for a session it cannot resume, and gemini's (its upstream's) for a cut
+    /// stream.
+    fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
+        &[
+            (ErrorKind::SessionNotFound, &["no saved session found"]),
+            (ErrorKind::StreamCut, &["without a finish reason"]),
+        ]
     }
 }

@@ -1,61 +1,30 @@
-//! Folding a run's events into its [`Outcome`]. The status is decided from the events and
-//! from what the engine did (cancel, deadline), never from the exit code alone: gemini exits 0
-//! on a cancel, claude exits 0 on SIGINT.
+//! Folding a run's events into its [`Outcome`]: the answer, session, reasoning and usage,
+//! with the tool calls ([`tools`]), the skipped lines ([`lines`]) and the verdict
+//! ([`verdict`]) kept by parts of their own.
 
-use std::collections::BTreeMap;
+mod lines;
+mod tools;
+mod verdict;
+
 use std::os::unix::process::ExitStatusExt;
-use std::process::ExitStatus;
-use std::time::Duration;
 
 use crate::agent::Agent;
 use crate::dialect::LineIssue;
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::head_tail::HeadTail;
-use crate::open_calls::OpenCalls;
-use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
+use crate::outcome::{Outcome, Status, ToolCall, Usage};
+use lines::LineDiagnostics;
+use tools::ToolTally;
+pub use verdict::{ProcessEnd, StopCause};
+use verdict::{Terminal, describe_exit};
 
-/// Finished tool calls kept in the summary.
-const RECENT_TOOLS: usize = 20;
 /// Distinct notices kept as warnings.
 const KEPT_NOTICES: usize = 10;
 /// The outcome keeps this much reasoning, head and tail: results show its last 2000
 /// characters, and the run's events carry all of it.
 const REASONING_KEPT_BYTES: usize = 64 * 1024;
 
-/// Why the engine stopped a run before the CLI ended it by itself.
-#[derive(Clone, Debug, PartialEq)]
-pub enum StopCause {
-    Cancelled,
-    TotalTimeout(Duration),
-    IdleTimeout(Duration),
-    OutputTooLarge {
-        bytes: usize,
-        cap: usize,
-    },
-    /// The turn had ended but the CLI did not exit.
-    Lingered,
-}
-
-/// How the CLI's process ended.
-#[derive(Debug, Default)]
-pub struct ProcessEnd {
-    pub exit: Option<ExitStatus>,
-    pub stop: Option<StopCause>,
-    pub duration: Duration,
-    pub stderr_tail: String,
-}
-
-enum Terminal {
-    Completed,
-    Failed {
-        message: String,
-        http_status: Option<u16>,
-    },
-    Aborted {
-        message: String,
-    },
-}
-
+/// What a run has said so far, folded event by event into what its outcome will report.
 pub struct Transcript {
     agent: Agent,
     session_id: Option<String>,
@@ -67,8 +36,7 @@ pub struct Transcript {
     /// thousands: one string each would cost more than their text), kept head and tail.
     reasoning: HeadTail,
     reasoning_items: usize,
-    tools: ToolSummary,
-    started_tools: OpenCalls,
+    tools: ToolTally,
     usage: Option<Usage>,
     terminal: Option<Terminal>,
     /// The engine asked the CLI to stop: a failure reported after that is its consequence.
@@ -77,11 +45,7 @@ pub struct Transcript {
     last_retry: Option<String>,
     notices: Vec<String>,
     last_error_notice: Option<String>,
-    not_json: u32,
-    invalid_utf8: u32,
-    unknown_types: BTreeMap<String, u32>,
-    malformed: u32,
-    first_malformed: Option<String>,
+    lines: LineDiagnostics,
     extra_warnings: Vec<String>,
 }
 
@@ -95,8 +59,7 @@ impl Transcript {
             final_answer: None,
             reasoning: HeadTail::new(REASONING_KEPT_BYTES),
             reasoning_items: 0,
-            tools: ToolSummary::default(),
-            started_tools: OpenCalls::default(),
+            tools: ToolTally::default(),
             usage: None,
             terminal: None,
             stop_requested: false,
@@ -104,11 +67,7 @@ impl Transcript {
             last_retry: None,
             notices: Vec::new(),
             last_error_notice: None,
-            not_json: 0,
-            invalid_utf8: 0,
-            unknown_types: BTreeMap::new(),
-            malformed: 0,
-            first_malformed: None,
+            lines: LineDiagnostics::default(),
             extra_warnings: Vec::new(),
         }
     }
@@ -129,30 +88,11 @@ impl Transcript {
     pub fn record(&mut self, event: AgentEvent) {
         match event {
             AgentEvent::SessionStarted { session_id, .. } => self.session_id = Some(session_id),
-            AgentEvent::Text { text, delta: true } => {
-                if !self.message_open {
-                    self.message.clear();
-                    self.message_open = true;
-                }
-                self.message.push_str(&text);
-            }
-            AgentEvent::Text { text, delta: false } => {
-                self.message = text;
-                self.message_open = false;
-            }
-            AgentEvent::Reasoning { text } => {
-                if self.reasoning_items > 0 {
-                    self.reasoning.push_str("\n\n");
-                }
-                self.reasoning.push_str(&text);
-                self.reasoning_items += 1;
-            }
+            AgentEvent::Text { text, delta } => self.text(text, delta),
+            AgentEvent::Reasoning { text } => self.reasoning(&text),
             AgentEvent::ToolStarted { id, .. } => {
                 self.message_open = false;
-                self.tools.calls += 1;
-                if let Some(id) = id {
-                    self.started_tools.open(id);
-                }
+                self.tools.started(id);
             }
             AgentEvent::ToolFinished {
                 id,
@@ -162,20 +102,13 @@ impl Transcript {
                 success,
             } => {
                 self.message_open = false;
-                let announced = id.is_some_and(|id| self.started_tools.close(&id));
-                if !announced {
-                    self.tools.calls += 1;
-                }
-                self.tools.failed += u32::from(!success);
-                if self.tools.recent.len() == RECENT_TOOLS {
-                    self.tools.recent.remove(0);
-                }
-                self.tools.recent.push(ToolCall {
+                let call = ToolCall {
                     name,
                     command,
                     exit_code,
                     success,
-                });
+                };
+                self.tools.finished(id, call);
             }
             AgentEvent::Usage(usage) => self.usage = Some(usage),
             AgentEvent::Notice { level, message } => self.notice(level, &message),
@@ -195,12 +128,35 @@ impl Transcript {
                 self.terminal = Some(Terminal::Failed {
                     message,
                     http_status,
-                });
+                })
             }
             AgentEvent::TurnAborted { message } => {
                 self.terminal = Some(Terminal::Aborted { message });
             }
         }
+    }
+
+    /// A whole message replaces the last one; deltas build one up, the first of them starting
+    /// it afresh.
+    fn text(&mut self, text: String, delta: bool) {
+        if !delta {
+            self.message = text;
+            self.message_open = false;
+            return;
+        }
+        if !self.message_open {
+            self.message.clear();
+            self.message_open = true;
+        }
+        self.message.push_str(&text);
+    }
+
+    fn reasoning(&mut self, text: &str) {
+        if self.reasoning_items > 0 {
+            self.reasoning.push_str("\n\n");
+        }
+        self.reasoning.push_str(text);
+        self.reasoning_items += 1;
     }
 
     fn notice(&mut self, level: NoticeLevel, message: &str) {
@@ -219,19 +175,11 @@ impl Transcript {
     }
 
     pub fn record_issue(&mut self, issue: LineIssue) {
-        match issue {
-            LineIssue::NotJson => self.not_json += 1,
-            LineIssue::UnknownType(name) => *self.unknown_types.entry(name).or_default() += 1,
-            LineIssue::Malformed { event_type, reason } => {
-                self.malformed += 1;
-                self.first_malformed
-                    .get_or_insert(format!("`{event_type}`: {reason}"));
-            }
-        }
+        self.lines.record(issue);
     }
 
     pub fn record_invalid_utf8(&mut self) {
-        self.invalid_utf8 += 1;
+        self.lines.record_invalid_utf8();
     }
 
     pub fn finish(mut self, end: ProcessEnd) -> Outcome {
@@ -259,7 +207,7 @@ impl Transcript {
                     )
                 })
             }),
-            tools: self.tools,
+            tools: self.tools.into_summary(),
             usage: self.usage,
             exit_code: end.exit.and_then(|exit| exit.code()),
             exit_signal: end.exit.and_then(|exit| exit.signal()),
@@ -270,162 +218,30 @@ impl Transcript {
         }
     }
 
-    /// A dropped line fails the run whatever else happened: it may have held the answer.
-    /// Otherwise completed and failed turns stand as the CLI reported them, whatever the
-    /// engine did afterwards, so an answer is never lost to a late cancel.
-    fn verdict(&self, end: &ProcessEnd) -> (Status, Option<ErrorInfo>) {
-        let agent = self.agent;
-        let error = |kind: ErrorKind, message: String| ErrorInfo {
-            kind,
-            message,
-            hint: kind.hint(agent),
-        };
-        match (&self.terminal, &end.stop) {
-            (_, Some(StopCause::OutputTooLarge { bytes, cap })) => {
-                let message = format!(
-                    "{agent} wrote a line of {bytes} bytes, over the {cap}-byte cap; the run was stopped rather than lose it"
-                );
-                (
-                    Status::Failed,
-                    Some(error(ErrorKind::OutputTooLarge, message)),
-                )
-            }
-            (Some(Terminal::Completed), _) => (Status::Completed, None),
-            (
-                Some(Terminal::Failed {
-                    message,
-                    http_status,
-                }),
-                _,
-            ) => {
-                let kind = ErrorKind::classify(*http_status, message);
-                (Status::Failed, Some(error(kind, message.clone())))
-            }
-            (_, Some(StopCause::Cancelled)) => (
-                Status::Cancelled,
-                Some(error(
-                    ErrorKind::Cancelled,
-                    format!("the {agent} run was cancelled"),
-                )),
-            ),
-            (_, Some(StopCause::TotalTimeout(limit))) => {
-                let message = format!(
-                    "the {agent} run hit its total timeout of {} s",
-                    limit.as_secs()
-                );
-                (
-                    Status::TimedOut,
-                    Some(error(ErrorKind::TotalTimeout, message)),
-                )
-            }
-            (_, Some(StopCause::IdleTimeout(limit))) => {
-                let message = format!(
-                    "{agent} produced no event for {} s (idle timeout)",
-                    limit.as_secs()
-                );
-                (
-                    Status::TimedOut,
-                    Some(error(ErrorKind::IdleTimeout, message)),
-                )
-            }
-            (Some(Terminal::Aborted { message }), _) => {
-                let kind = ErrorKind::classify(None, message);
-                (
-                    Status::Failed,
-                    Some(error(kind, format!("{agent} stopped its turn: {message}"))),
-                )
-            }
-            (None, _) => (Status::Failed, Some(self.crash(end))),
-        }
-    }
-
-    /// The CLI exited without a terminal event and without being asked to.
-    fn crash(&self, end: &ProcessEnd) -> ErrorInfo {
-        let agent = self.agent;
-        let said = self.last_error_notice.as_deref().or_else(|| {
-            end.stderr_tail
-                .lines()
-                .rev()
-                .find(|line| !line.trim().is_empty())
-        });
-        let kind = said.map_or(ErrorKind::Crashed, |said| {
-            match ErrorKind::classify(None, said) {
-                ErrorKind::AgentError => ErrorKind::Crashed,
-                kind => kind,
-            }
-        });
-        let how = describe_exit(end.exit);
-        let message = match said {
-            Some(said) => format!("{agent} {how} before finishing its turn: {said}"),
-            None => format!("{agent} {how} before finishing its turn"),
-        };
-        ErrorInfo {
-            kind,
-            message,
-            hint: kind.hint(agent),
-        }
-    }
-
     fn warnings(&mut self) -> Vec<String> {
-        let agent = self.agent;
         let mut warnings = Vec::new();
         if self.retries > 0 {
             let last = self.last_retry.as_deref().unwrap_or_default();
             warnings.push(format!(
-                "{agent} retried {} time(s); last: {last}",
-                self.retries
+                "{} retried {} time(s); last: {last}",
+                self.agent, self.retries
             ));
         }
         warnings.append(&mut self.notices);
-        if self.not_json > 0 {
-            warnings.push(format!(
-                "{} stdout line(s) of {agent} were not JSON and were skipped",
-                self.not_json
-            ));
-        }
-        if self.invalid_utf8 > 0 {
-            warnings.push(format!(
-                "{} line(s) of {agent} had invalid UTF-8, read with replacement characters",
-                self.invalid_utf8
-            ));
-        }
-        if !self.unknown_types.is_empty() {
-            let types: Vec<String> = self
-                .unknown_types
-                .iter()
-                .map(|(name, n)| format!("{name} ({n})"))
-                .collect();
-            warnings.push(format!(
-                "unknown {agent} event types were ignored: {}",
-                types.join(", ")
-            ));
-        }
-        if let Some(first) = &self.first_malformed {
-            warnings.push(format!(
-                "{} {agent} event(s) had an unexpected shape and were skipped; first: {first}",
-                self.malformed
-            ));
-        }
+        self.lines.warnings(self.agent, &mut warnings);
         warnings.append(&mut self.extra_warnings);
         warnings
     }
 }
 
-fn describe_exit(exit: Option<ExitStatus>) -> String {
-    match exit {
-        Some(exit) => match (exit.code(), exit.signal()) {
-            (Some(code), _) => format!("exited with code {code}"),
-            (None, Some(signal)) => format!("was killed by signal {signal}"),
-            (None, None) => "exited".to_owned(),
-        },
-        None => "ended".to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::process::ExitStatus;
+    use std::time::Duration;
+
     use super::*;
     use crate::open_calls::OPEN_CALLS;
+    use crate::outcome::ErrorKind;
 
     fn exit(code: i32) -> Option<ExitStatus> {
         Some(ExitStatus::from_raw(code << 8))
