@@ -37,7 +37,7 @@ const SCRUBBED: &[&str] = &[
 ];
 
 /// Options before every subcommand. Hooks and fsmonitor would run the repository's own code;
-/// signing would prompt or fail; pathspecs are always literal file names.
+/// signing would prompt or fail.
 const HARDENING: &[&str] = &[
     "-c",
     "core.hooksPath=/dev/null",
@@ -50,7 +50,6 @@ const HARDENING: &[&str] = &[
     "-c",
     "core.quotePath=false",
     "--no-pager",
-    "--literal-pathspecs",
 ];
 
 /// The author and committer of our snapshot commits, whatever the user's config says.
@@ -131,7 +130,7 @@ impl Git {
             env: Vec::new(),
             stdin: None,
             allowed: &[0],
-            retry_on_lock: false,
+            retry_when_busy: false,
         }
     }
 }
@@ -164,7 +163,7 @@ pub(crate) struct Invocation<'a> {
     env: Vec<(OsString, OsString)>,
     stdin: Option<Vec<u8>>,
     allowed: &'static [i32],
-    retry_on_lock: bool,
+    retry_when_busy: bool,
 }
 
 /// A finished command: its exit code (one of the allowed ones) and its stdout.
@@ -174,6 +173,12 @@ pub(crate) struct Ran {
 }
 
 impl<'a> Invocation<'a> {
+    /// Takes the paths given after `--` as file names, not patterns.
+    pub fn literal_paths(mut self) -> Self {
+        self.args.insert(0, "--literal-pathspecs".into());
+        self
+    }
+
     pub fn arg(mut self, arg: impl AsRef<OsStr>) -> Self {
         self.args.push(arg.as_ref().to_owned());
         self
@@ -202,9 +207,11 @@ impl<'a> Invocation<'a> {
         self
     }
 
-    /// Retries, with growing pauses, while another git process holds a lock file we need.
-    pub fn retry_on_lock(mut self) -> Self {
-        self.retry_on_lock = true;
+    /// Retries, with growing pauses, while another git process holds a lock file we need or
+    /// is half-way through writing a worktree record. Only for commands that leave nothing
+    /// behind when they fail.
+    pub fn retry_when_busy(mut self) -> Self {
+        self.retry_when_busy = true;
         self
     }
 
@@ -224,8 +231,8 @@ impl<'a> Invocation<'a> {
         loop {
             match self.once() {
                 Err(GitError::Failed { stderr, .. })
-                    if self.retry_on_lock
-                        && is_lock_contention(&stderr)
+                    if self.retry_when_busy
+                        && is_busy(&stderr)
                         && started.elapsed() < LOCK_DEADLINE =>
                 {
                     std::thread::sleep(pause + jitter(pause));
@@ -308,9 +315,12 @@ impl<'a> Invocation<'a> {
     }
 }
 
-/// Git's words when another process holds `<file>.lock`.
-fn is_lock_contention(stderr: &str) -> bool {
-    stderr.contains(".lock") && stderr.contains("File exists")
+/// Git's words when another process holds `<file>.lock`, or when `git worktree add` reads
+/// the record of a worktree another process is still making.
+fn is_busy(stderr: &str) -> bool {
+    let locked = stderr.contains(".lock") && stderr.contains("File exists");
+    let record_half_made = stderr.contains("failed to read") && stderr.contains("/worktrees/");
+    locked || record_half_made
 }
 
 /// Up to half the pause again, so processes that collided do not retry in step.
@@ -338,11 +348,14 @@ mod tests {
     }
 
     #[test]
-    fn lock_contention_is_told_from_other_failures() {
-        assert!(is_lock_contention(
+    fn busy_repositories_are_told_from_other_failures() {
+        assert!(is_busy(
             "fatal: Unable to create '/r/.git/index.lock': File exists."
         ));
-        assert!(!is_lock_contention(
+        assert!(is_busy(
+            "fatal: failed to read .git/worktrees/p2/commondir: Success"
+        ));
+        assert!(!is_busy(
             "fatal: cannot lock ref 'refs/heads/x': reference already exists"
         ));
     }

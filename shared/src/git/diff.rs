@@ -18,6 +18,7 @@ impl Repo {
     ) -> Result<String, GitError> {
         let output = self
             .run()
+            .literal_paths()
             .args(["diff-tree", "-r", "-p", "--find-renames", "--no-color"])
             .args([&before.tree, &after.tree])
             .arg("--")

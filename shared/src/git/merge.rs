@@ -266,6 +266,7 @@ impl Repo {
             let spec = format!("{}:{}", ours.tree, step.path);
             let found = self
                 .run()
+                .literal_paths()
                 .args(["ls-tree", "-z", &ours.tree, "--", &step.path])
                 .text()?;
             let Some((mode, oid)) = parse_ls_tree(&found) else {

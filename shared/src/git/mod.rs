@@ -50,3 +50,6 @@ pub use merge::{Merged, Mode};
 pub use repo::{Operation, Repo, not_tracked_reason};
 pub use snapshot::Snapshot;
 pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage};
+
+#[cfg(test)]
+mod tests;

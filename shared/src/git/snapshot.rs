@@ -80,7 +80,7 @@ impl Repo {
     pub(crate) fn set_ref(&self, name: &str, commit: &str) -> Result<(), GitError> {
         self.run()
             .args(["update-ref", name, commit])
-            .retry_on_lock()
+            .retry_when_busy()
             .output()
             .map(drop)
     }
@@ -97,7 +97,7 @@ impl Repo {
         self.run()
             .args(["update-ref", "--stdin"])
             .stdin(script.into_bytes())
-            .retry_on_lock()
+            .retry_when_busy()
             .output()
             .map(drop)
     }

@@ -1,5 +1,6 @@
 //! Index files of our own, so the user's index is never written.
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -25,14 +26,22 @@ impl TempIndex {
     }
 
     /// A copy of `index`, so its stat data spares hashing unchanged files (a missing index is
-    /// an empty one, as in a repository nothing was ever added to).
+    /// an empty one, as in a repository nothing was ever added to). The copy keeps the
+    /// original's modification time: git trusts an entry's stat data only when the file is
+    /// older than the index, and a fresh time would hide edits made in the index's last tick.
     pub fn copy_of(index: &Path) -> Result<Self, GitError> {
         let temp = Self::empty();
-        match std::fs::copy(index, &temp.path) {
-            Ok(_) => Ok(temp),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(temp),
-            Err(error) => Err(GitError::io("could not copy the index", index, error)),
-        }
+        let mut source = match File::open(index) {
+            Ok(source) => source,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(temp),
+            Err(error) => return Err(GitError::io("could not read the index", index, error)),
+        };
+        let copied = File::create(&temp.path).and_then(|mut copy| {
+            std::io::copy(&mut source, &mut copy)?;
+            copy.set_modified(source.metadata()?.modified()?)
+        });
+        copied.map_err(|error| GitError::io("could not copy the index", index, error))?;
+        Ok(temp)
     }
 
     pub fn path(&self) -> &Path {

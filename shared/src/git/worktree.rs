@@ -83,7 +83,7 @@ impl Repo {
         };
         self.run()
             .args(["update-ref", &job.branch_ref(), &base.commit, ""])
-            .retry_on_lock()
+            .retry_when_busy()
             .output()?;
         undo.branch = true;
         undo.worktree = true;
@@ -91,7 +91,7 @@ impl Repo {
             .args(["worktree", "add", "--quiet"])
             .arg(path)
             .arg(&branch)
-            .retry_on_lock()
+            .retry_when_busy()
             .output()?;
         let included = self.copy_included(path)?;
         let workdir = path.join(self.subdir());
@@ -172,7 +172,7 @@ impl Repo {
             .run()
             .args(["worktree", "remove", "--force", "--force"])
             .arg(path)
-            .retry_on_lock()
+            .retry_when_busy()
             .output();
         match removed {
             Ok(_) => Ok(()),
