@@ -79,3 +79,43 @@ fn a_missing_git_binary_and_a_missing_directory_are_named() {
     let error = Repo::discover_with(fixture.git.clone(), &fixture.path("nowhere")).unwrap_err();
     assert!(matches!(error, GitError::NotADirectory(_)), "{error}");
 }
+
+/// Hooks that would leave a marker if any of our commands ran them.
+const HOOKS: &[&str] = &[
+    "pre-commit",
+    "post-checkout",
+    "reference-transaction",
+    "post-index-change",
+];
+
+#[test]
+fn no_hook_of_the_repository_runs_and_our_commits_are_our_own() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let marker = fixture.path("hook-ran");
+    for hook in HOOKS {
+        let script = format!("#!/bin/sh\necho {hook} >> '{}'\n", marker.display());
+        write(&dir, &format!(".git/hooks/{hook}"), &script);
+        let path = dir.join(".git/hooks").join(hook);
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    }
+    let repo = fixture.repo(&dir);
+    let key = job("job_h");
+
+    let tree = repo
+        .create_worktree(&key, &fixture.path("state/h"), Base::WorkingState)
+        .unwrap();
+    write(&tree.path, "src/lib.rs", "changed\n");
+    let after = fixture.repo(&tree.path).snapshot(&key, "after").unwrap();
+    repo.apply(&key, &tree.base, &after, Mode::Write).unwrap();
+    repo.forget(&key).unwrap();
+
+    assert!(
+        !marker.exists(),
+        "hooks ran: {}",
+        std::fs::read_to_string(&marker).unwrap()
+    );
+    let author = fixture.sh(&dir, &["log", "-1", "--format=%an <%ae>", &after.commit]);
+    assert_eq!(author.trim(), "cli-agent-mcp <cli-agent-mcp@localhost>");
+}

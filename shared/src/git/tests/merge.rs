@@ -29,11 +29,8 @@ fn conflicts(error: GitError) -> Vec<String> {
     }
 }
 
-#[test]
-fn two_jobs_on_one_file_the_first_applies_the_second_is_refused() {
-    let fixture = Fixture::new();
-    let dir = fixture.sample();
-    let repo = fixture.repo(&dir);
+/// Two worktree jobs that changed line 5 of src/lib.rs, each its own way.
+fn rival_jobs(fixture: &Fixture, repo: &Repo) -> [(Worktree, Snapshot); 2] {
     let edit = |line: &'static str| {
         move |tree: &Path| {
             write(
@@ -43,37 +40,40 @@ fn two_jobs_on_one_file_the_first_applies_the_second_is_refused() {
             )
         }
     };
-    let (first, first_after) = worktree_job(
-        &fixture,
-        &repo,
-        "job_1",
-        Base::WorkingState,
-        edit("fn five\n"),
-    );
-    let (second, second_after) = worktree_job(
-        &fixture,
-        &repo,
-        "job_2",
-        Base::WorkingState,
-        edit("fn FIVE\n"),
-    );
+    [("job_1", "fn five\n"), ("job_2", "fn FIVE\n")]
+        .map(|(key, line)| worktree_job(fixture, repo, key, Base::WorkingState, edit(line)))
+}
+
+#[test]
+fn a_check_writes_nothing() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let repo = fixture.repo(&dir);
+    let [(first, first_after), _] = rival_jobs(&fixture, &repo);
+    let state = UserState::of(&fixture, &dir);
 
     let checked = repo
         .apply(&job("job_1"), &first.base, &first_after, Mode::Check)
         .unwrap();
-    assert!(!checked.written);
-    assert_eq!(
-        read(&dir, "src/lib.rs"),
-        numbered("fn", 10),
-        "a check writes nothing"
-    );
 
+    assert!(!checked.written);
+    assert_eq!(checked.changes.files[0].path, "src/lib.rs");
+    assert_eq!(UserState::of(&fixture, &dir), state);
+}
+
+#[test]
+fn two_jobs_on_one_file_the_first_applies_the_second_is_refused() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let repo = fixture.repo(&dir);
+    let [(first, first_after), (second, second_after)] = rival_jobs(&fixture, &repo);
     let index = std::fs::read(dir.join(".git/index")).unwrap();
+
     let applied = repo
         .apply(&job("job_1"), &first.base, &first_after, Mode::Write)
         .unwrap();
+
     assert!(applied.written);
-    assert_eq!(applied.changes.files[0].path, "src/lib.rs");
     assert!(read(&dir, "src/lib.rs").contains("fn five\n"));
     assert_eq!(
         std::fs::read(dir.join(".git/index")).unwrap(),

@@ -34,31 +34,47 @@ fn a_snapshot_records_the_working_state_and_leaves_the_users_alone() {
     assert_eq!(kept.trim(), snapshot.commit);
 }
 
-/// Parses `git diff --numstat` into (path, added, removed), `-` counts as 0.
-fn numstat(text: &str) -> Vec<(String, u64, u64)> {
-    let mut rows: Vec<_> = text
-        .lines()
-        .map(|line| {
-            let mut parts = line.splitn(3, '\t');
-            let added = parts.next().unwrap().parse().unwrap_or(0);
-            let removed = parts.next().unwrap().parse().unwrap_or(0);
-            (parts.next().unwrap().to_owned(), added, removed)
+/// `git diff --numstat -M` between two commits: (path or `old => new`, added, removed), sorted.
+fn git_numstat(fixture: &Fixture, dir: &Path, from: &str, to: &str) -> Vec<(String, u64, u64)> {
+    let output = fixture.sh(dir, &["diff", "--numstat", "-M", "-z", from, to]);
+    let mut fields = output.split('\0');
+    let mut rows = Vec::new();
+    while let Some(field) = fields.next().filter(|field| !field.is_empty()) {
+        let mut parts = field.splitn(3, '\t');
+        let added = parts.next().unwrap().parse().unwrap_or(0);
+        let removed = parts.next().unwrap().parse().unwrap_or(0);
+        let path = match parts.next().unwrap() {
+            "" => format!("{} => {}", fields.next().unwrap(), fields.next().unwrap()),
+            path => path.to_owned(),
+        };
+        rows.push((path, added, removed));
+    }
+    rows.sort();
+    rows
+}
+
+/// Our changes in the same form as [`git_numstat`].
+fn our_numstat(changes: &Changes) -> Vec<(String, u64, u64)> {
+    let mut rows: Vec<_> = changes
+        .files
+        .iter()
+        .map(|file| {
+            let path = match &file.old_path {
+                Some(old) => format!("{old} => {}", file.path),
+                None => file.path.clone(),
+            };
+            (path, file.lines_added, file.lines_removed)
         })
         .collect();
     rows.sort();
     rows
 }
 
-#[test]
-fn changes_equal_git_diff_between_the_snapshots() {
-    let fixture = Fixture::new();
-    let dir = fixture.sample();
-    let repo = fixture.repo(&dir);
-    let key = job("job_b");
-    let before = repo.snapshot(&key, "before").unwrap();
-
+/// Edits of every kind: lines changed, a rename, a deletion, binary content, a symlink's
+/// target, and an ignored file that must not count.
+fn edit_everything(dir: &Path) {
     write(
-        &dir,
+        dir,
         "src/lib.rs",
         &numbered("fn", 12).replace("fn 3\n", "fn three\n"),
     );
@@ -71,63 +87,33 @@ fn changes_equal_git_diff_between_the_snapshots() {
     std::fs::write(dir.join("logo.bin"), [0u8, 9, 9, 0]).unwrap();
     std::fs::remove_file(dir.join("link")).unwrap();
     std::os::unix::fs::symlink("src/lib.rs", dir.join("link")).unwrap();
-    write(&dir, "more.log", "still ignored\n");
+    write(dir, "more.log", "still ignored\n");
+}
+
+#[test]
+fn changes_equal_git_diff_between_the_snapshots() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let repo = fixture.repo(&dir);
+    let key = job("job_b");
+    let before = repo.snapshot(&key, "before").unwrap();
+    edit_everything(&dir);
     let after = repo.snapshot(&key, "after").unwrap();
 
     let changes = repo.changes(&before, &after).unwrap();
-    let ours: Vec<_> = {
-        let mut rows: Vec<_> = changes
-            .files
-            .iter()
-            .map(|file| {
-                let path = match &file.old_path {
-                    Some(old) => format!("{old} => {}", file.path),
-                    None => file.path.clone(),
-                };
-                (path, file.lines_added, file.lines_removed)
-            })
-            .collect();
-        rows.sort();
-        rows
-    };
-    let theirs = fixture.sh(
-        &dir,
-        &["diff", "--numstat", "-M", &before.commit, &after.commit],
-    );
-    let theirs: Vec<_> = numstat(&theirs)
-        .into_iter()
-        .map(|(path, a, r)| {
-            (
-                path.replace(
-                    "sub/dir/{notes.txt => renamed.txt}",
-                    "sub/dir/notes.txt => sub/dir/renamed.txt",
-                ),
-                a,
-                r,
-            )
-        })
-        .collect();
-    let mut theirs = theirs;
-    theirs.sort();
-    assert_eq!(ours, theirs);
 
+    let expected = git_numstat(&fixture, &dir, &before.commit, &after.commit);
+    assert_eq!(our_numstat(&changes), expected);
     let by_path = |path: &str| changes.files.iter().find(|f| f.path == path).unwrap();
     assert_eq!(by_path("sub/dir/renamed.txt").change, ChangeKind::Renamed);
     assert_eq!(by_path("untracked.txt").change, ChangeKind::Deleted);
     assert!(by_path("logo.bin").binary);
     assert_eq!(by_path("link").change, ChangeKind::Modified);
-    assert_eq!(
-        (
-            by_path("src/lib.rs").lines_added,
-            by_path("src/lib.rs").lines_removed
-        ),
-        (3, 1)
-    );
+    let lib = by_path("src/lib.rs");
+    assert_eq!((lib.lines_added, lib.lines_removed), (3, 1));
     assert_eq!(changes.files_changed, 5);
-    assert_eq!(
-        changes.lines_added,
-        changes.files.iter().map(|f| f.lines_added).sum::<u64>()
-    );
+    let added: u64 = changes.files.iter().map(|f| f.lines_added).sum();
+    assert_eq!(changes.lines_added, added);
 }
 
 #[test]
