@@ -14,6 +14,7 @@ pub mod environment;
 pub mod error;
 pub mod event;
 mod event_json;
+pub mod git;
 mod head_tail;
 mod locate;
 mod open_calls;
