@@ -48,8 +48,10 @@ fn every_cli_has_its_bin_flag_and_variable() {
         let env = arg.get_env().map(|env| env.to_string_lossy().into_owned());
         let expected = format!("CAM_{}_BIN", cli.name().to_ascii_uppercase());
         assert_eq!(env.as_deref(), Some(expected.as_str()), "{flag}");
-        let matches = cli::command()
-            .try_get_matches_from(["cli-agent-mcp", &format!("--{flag}=/opt/x"), "doctor"])
+        // The flag alone: the whole command would also read the user's CAM_* variables.
+        let matches = clap::Command::new("cli-agent-mcp")
+            .arg(arg.clone())
+            .try_get_matches_from(["cli-agent-mcp", &format!("--{flag}=/opt/x")])
             .expect("parses");
         let bin = matches.get_one::<PathBuf>(&cli::bin_arg_id(*cli));
         assert_eq!(bin, Some(&PathBuf::from("/opt/x")), "{flag}");
