@@ -332,6 +332,11 @@ pub struct ServeArgs {
     #[arg(long, env = "CAM_MAX_RUNS", default_value_t = 8, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_runs: u64,
+    /// The most worktrees of isolated jobs at once: a call asking for one more is refused,
+    /// naming the jobs to review and discard.
+    #[arg(long, env = "CAM_MAX_WORKTREES", default_value_t = 20, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_worktrees: u64,
     /// A blocking call still running after this many seconds answers with its job id, and
     /// the run carries on (0: never). A call's `handoff_after_secs` overrides it.
     #[arg(

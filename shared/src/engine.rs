@@ -16,6 +16,8 @@ use crate::command;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
 use crate::event::AgentEvent;
+use crate::git::JobKey;
+use crate::isolation::{RunTree, TreeError, TreeOutcome, TreePlan, Tracking};
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Usage};
 use crate::process::{self, RunMarker};
@@ -37,12 +39,22 @@ pub struct Prepared {
     earlier: Option<SessionRecord>,
     /// Where the CLI is told to write its usage, for a CLI that prints none.
     usage_file: Option<(UsageFile, PathBuf)>,
+    /// The run's tree, once [`Engine::place`] has measured or isolated it.
+    placed: Option<(JobKey, Tracking)>,
 }
 
 impl Prepared {
     /// The request, its workspace resolved.
     pub fn request(&self) -> &RunRequest {
         &self.request
+    }
+
+    /// The run's tree, when it is measured (a run that may write, in git) or isolated.
+    pub fn tree(&self) -> Option<&RunTree> {
+        match &self.placed {
+            Some((_, Tracking::Tracked(tree))) => Some(tree),
+            _ => None,
+        }
     }
 }
 
@@ -104,7 +116,37 @@ impl Engine {
             command,
             earlier,
             usage_file,
+            placed: None,
         })
+    }
+
+    /// Places a prepared run in its tree: takes the "before" snapshot of a run that may write
+    /// and, for an isolated run, makes its worktree and moves the run there. `job` names the
+    /// refs and the branch; worktrees go under `worktrees`. The git work runs off the runtime.
+    pub async fn place(
+        &self,
+        prepared: &mut Prepared,
+        job: JobKey,
+        worktrees: PathBuf,
+    ) -> Result<(), SetupError> {
+        let request = &prepared.request;
+        let plan = TreePlan {
+            isolation: request.isolation,
+            base: request.base,
+            job: job.clone(),
+            worktrees,
+        };
+        let (workspace, permission) = (request.workspace.clone(), request.permission);
+        let tracking = tokio::task::spawn_blocking(move || plan.begin(&workspace, permission))
+            .await
+            .map_err(|error| TreeError::Internal(error.to_string()))??;
+        if let Tracking::Tracked(tree) = &tracking
+            && let Some(workdir) = tree.workdir()
+        {
+            prepared.request.workspace = workdir.to_owned();
+        }
+        prepared.placed = Some((job, tracking));
+        Ok(())
     }
 
     /// Start a prepared run and supervise it to its end. `cancel` stops it (the whole tree is
@@ -121,15 +163,18 @@ impl Engine {
             command,
             earlier,
             usage_file,
+            placed,
         } = prepared;
         let marker = RunMarker::new();
-        let spawned = process::spawn(&command, &request.workspace, &marker).map_err(|source| {
-            SetupError::Spawn {
-                agent: request.agent,
-                bin: program.clone(),
-                source,
+        let spawned = match process::spawn(&command, &request.workspace, &marker) {
+            Ok(spawned) => spawned,
+            Err(source) => {
+                // Nothing ran: an isolated run's worktree goes again.
+                settle_tree(placed).await;
+                let (agent, bin) = (request.agent, program);
+                return Err(SetupError::Spawn { agent, bin, source });
             }
-        })?;
+        };
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
 
         let limits = self.limits(&request);
@@ -149,6 +194,9 @@ impl Engine {
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
+        let (tree, warning) = settle_tree(placed).await;
+        outcome.tree = tree;
+        outcome.warnings.extend(warning);
         outcome.redact_secrets();
         self.remember(&request, &outcome, reported);
         tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
@@ -249,6 +297,38 @@ impl Engine {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// What a placed run changed. When it cannot be measured, the warning says why and an
+/// isolated run's worktree stays for review; the run's answer stands either way.
+async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>, Option<String>) {
+    let Some((job, tracking)) = placed else {
+        return (None, None);
+    };
+    let tree = match tracking {
+        Tracking::Off => return (None, None),
+        Tracking::NotTracked(reason) => return (Some(TreeOutcome::not_tracked(reason)), None),
+        Tracking::Tracked(tree) => tree,
+    };
+    let kept = tree.clone();
+    let settled = tokio::task::spawn_blocking(move || tree.settle(&job).map_err(|e| e.to_string()))
+        .await
+        .unwrap_or_else(|error| Err(error.to_string()));
+    match settled {
+        Ok(outcome) => (Some(outcome), None),
+        Err(error) => {
+            let warning = match &kept.worktree {
+                Some(worktree) => format!(
+                    "could not measure what the run changed ({error}); its worktree {} (branch \
+                     {}) is kept for review",
+                    worktree.path.display(),
+                    worktree.branch
+                ),
+                None => format!("could not measure what the run changed: {error}"),
+            };
+            (Some(TreeOutcome::unmeasured(kept)), Some(warning))
+        }
     }
 }
 

@@ -61,4 +61,7 @@ pub enum SetupError {
         bin: PathBuf,
         source: std::io::Error,
     },
+
+    #[error(transparent)]
+    Tree(#[from] crate::isolation::TreeError),
 }

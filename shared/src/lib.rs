@@ -16,6 +16,7 @@ pub mod event;
 mod event_json;
 pub mod git;
 mod head_tail;
+pub mod isolation;
 mod locate;
 mod open_calls;
 pub mod outcome;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Agent;
+use crate::isolation::TreeOutcome;
 use crate::redact::redact_in_place;
 
 /// Everything a caller learns from one run.
@@ -32,6 +33,9 @@ pub struct Outcome {
     /// Things that went wrong without failing the run (unreadable lines, retries, …).
     pub warnings: Vec<String>,
     pub error: Option<ErrorInfo>,
+    /// What the run changed and where it worked: runs that may write, and isolated runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeOutcome>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -84,6 +88,7 @@ impl Outcome {
             stderr_tail: String::new(),
             warnings: Vec::new(),
             error: Some(error),
+            tree: None,
         }
     }
 

@@ -8,6 +8,8 @@ use std::time::Duration;
 use schemars::JsonSchema;
 
 use crate::agent::Agent;
+use crate::git::Base;
+use crate::isolation::Isolation;
 use serde::{Deserialize, Serialize};
 
 /// How much the agent may do to the machine. Each level maps to the CLI's own mechanism;
@@ -72,6 +74,10 @@ pub struct RunRequest {
     pub timeout: Option<Duration>,
     /// Extra instructions appended to the agent's system prompt (claude only).
     pub append_system_prompt: Option<String>,
+    /// Where the agent works: the workspace itself, or a worktree of its own.
+    pub isolation: Isolation,
+    /// What an isolated run's worktree starts from.
+    pub base: Base,
 }
 
 impl RunRequest {
@@ -85,6 +91,8 @@ impl RunRequest {
             session_id: None,
             timeout: None,
             append_system_prompt: None,
+            isolation: Isolation::None,
+            base: Base::WorkingState,
         }
     }
 }

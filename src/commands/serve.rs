@@ -91,7 +91,7 @@ async fn build(
 ) -> Result<(AgentServer, Lifecycle), u8> {
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
-    let caps = caps(args.max_runs, offers).map_err(usage)?;
+    let caps = caps(args, offers).map_err(usage)?;
     if let Err(error) = become_subreaper() {
         tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
     }
@@ -145,8 +145,9 @@ fn usage(error: impl std::fmt::Display) -> u8 {
     EXIT_USAGE
 }
 
-/// `CAM_MAX_RUNS` overall, and for each agent `CAM_<AGENT>_MAX_RUNS`, else its configured cap.
-fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
+/// `CAM_MAX_RUNS` overall, and for each agent `CAM_<AGENT>_MAX_RUNS`, else its configured cap;
+/// `CAM_MAX_WORKTREES`.
+fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
     let mut per_agent = std::collections::HashMap::new();
     for offer in offers {
         let agent = offer.agent;
@@ -165,8 +166,9 @@ fn caps(total: u64, offers: &[Offer]) -> Result<Caps, BadCap> {
         }
     }
     Ok(Caps {
-        total: usize::try_from(total).unwrap_or(usize::MAX),
+        total: usize::try_from(args.max_runs).unwrap_or(usize::MAX),
         per_agent,
+        worktrees: usize::try_from(args.max_worktrees).unwrap_or(usize::MAX),
     })
 }
 

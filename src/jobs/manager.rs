@@ -20,6 +20,7 @@ use tokio_util::task::TaskTracker;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
+use super::trees::InPlaceRuns;
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;
@@ -54,6 +55,7 @@ pub struct Jobs {
     live: Mutex<Live>,
     /// Woken whenever a job of this server ends.
     ended: Notify,
+    pub(super) in_place: InPlaceRuns,
 }
 
 #[derive(Default)]
@@ -86,11 +88,22 @@ impl Jobs {
             shutdown,
             live: Mutex::default(),
             ended: Notify::new(),
+            in_place: InPlaceRuns::default(),
         })
     }
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The most worktrees of isolated jobs that may exist at once.
+    pub fn max_worktrees(&self) -> usize {
+        self.scheduler.max_worktrees()
+    }
+
+    /// Why the store is unusable ("" when it is usable).
+    pub(super) fn store_problem(&self) -> String {
+        self.store.as_ref().err().cloned().unwrap_or_default()
     }
 
     /// The store, or why it is unusable.
@@ -199,11 +212,15 @@ impl Jobs {
         }
     }
 
-    async fn run(&self, job: &Job, prepared: Prepared) -> Outcome {
+    async fn run(&self, job: &Job, mut prepared: Prepared) -> Outcome {
         job.set_state(JobState::Running);
         job.progress.set("started".to_owned());
         let id = job.id.clone();
         self.record(move |store| store.mark_running(&id)).await;
+        let in_place = match self.place(&job.id, &mut prepared).await {
+            Ok(in_place) => in_place,
+            Err(error) => return did_not_start(job.agent, &error),
+        };
         let recorder = self
             .store
             .as_ref()
@@ -226,6 +243,7 @@ impl Jobs {
             error.message = format!("the {} run was {}", outcome.agent, reason.describe());
             error.hint = reason.hint().map(str::to_owned);
         }
+        self.tree_finished(&job.id, &mut outcome, in_place).await;
         outcome
     }
 
@@ -306,7 +324,7 @@ impl Jobs {
 
     /// A write to the store, off the runtime's threads (another process may hold the lock),
     /// that must not stop the run when it fails.
-    async fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static) {
+    pub(super) async fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static) {
         let Ok(store) = self.store.clone() else {
             return;
         };

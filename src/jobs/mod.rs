@@ -7,8 +7,10 @@ mod manager;
 mod progress;
 mod scheduler;
 pub mod store;
+mod trees;
 
 pub use job::{Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
+pub use trees::{DEFAULT_MAX_WORKTREES, TreeRefusal};

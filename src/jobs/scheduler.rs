@@ -14,6 +14,8 @@ use tokio::sync::{oneshot, watch};
 pub struct Caps {
     pub total: usize,
     pub per_agent: HashMap<Agent, usize>,
+    /// The most worktrees of isolated jobs at once (kept ones count until discarded).
+    pub worktrees: usize,
 }
 
 impl Caps {
@@ -98,6 +100,10 @@ impl Scheduler {
         Self {
             state: Arc::new(Mutex::new(state)),
         }
+    }
+
+    pub fn max_worktrees(&self) -> usize {
+        self.lock().caps.worktrees
     }
 
     /// Join the queue. Admission may be immediate; [`Ticket::admitted`] waits for it.

@@ -215,6 +215,7 @@ impl Transcript {
             stderr_tail: end.stderr_tail,
             warnings,
             error,
+            tree: None,
         }
     }
 

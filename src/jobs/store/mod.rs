@@ -14,6 +14,7 @@ mod record;
 mod recorder;
 mod remote_cancel;
 mod schema;
+mod trees;
 mod writer;
 
 #[cfg(test)]
@@ -36,6 +37,7 @@ pub use record::{
 };
 pub use recorder::Recorder;
 pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};
+pub use trees::{TreeRecord, TreeState};
 
 use schema::MigrateError;
 use writer::Writer;
@@ -103,6 +105,12 @@ impl Store {
     /// The database file.
     pub fn path(&self) -> &Path {
         &self.inner.path
+    }
+
+    /// Where isolated runs get their worktrees: beside the database, outside every repository.
+    pub fn worktrees_dir(&self) -> PathBuf {
+        let state = self.inner.path.parent().unwrap_or(Path::new("."));
+        state.join("worktrees")
     }
 
     /// This process, as recorded for the jobs it inserts.

@@ -170,6 +170,7 @@ impl Store {
             .map_err(self.fail())?;
         let old =
             format!("SELECT id FROM jobs WHERE finished_ms < ?1 AND status NOT IN {UNFINISHED}");
+        let trees = old_trees(&tx, &old, cutoff).map_err(self.fail())?;
         tx.execute(
             &format!("DELETE FROM chunks WHERE job_id IN ({old})"),
             [cutoff],
@@ -179,6 +180,8 @@ impl Store {
             .execute(&format!("DELETE FROM jobs WHERE id IN ({old})"), [cutoff])
             .map_err(self.fail())?;
         tx.commit().map_err(self.fail())?;
+        drop(conn);
+        super::trees::forget_trees(trees);
         Ok(pruned)
     }
 
@@ -287,6 +290,20 @@ fn kept(outcome: &Outcome) -> Outcome {
         stderr_tail: outcome.stderr_tail.clone(),
         warnings: outcome.warnings.clone(),
         error: outcome.error.clone(),
+        tree: outcome.tree.clone(),
         ..*outcome
     }
+}
+
+/// The trees of the jobs `old` selects, to clean their repositories once they are pruned.
+fn old_trees(
+    tx: &rusqlite::Transaction<'_>,
+    old: &str,
+    cutoff: u64,
+) -> rusqlite::Result<Vec<(String, String)>> {
+    let mut select = tx.prepare(&format!(
+        "SELECT id, tree FROM jobs WHERE id IN ({old}) AND tree IS NOT NULL"
+    ))?;
+    let rows = select.query_map([cutoff], |row| Ok((row.get(0)?, row.get(1)?)))?;
+    rows.collect()
 }

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Each step takes the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2];
+const MIGRATIONS: &[&str] = &[V1, V2, V3];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -67,6 +67,13 @@ END;
 CREATE TRIGGER jobs_updated AFTER UPDATE ON jobs WHEN NEW.changed = OLD.changed BEGIN
     UPDATE jobs SET changed = (SELECT max(changed) FROM jobs) + 1 WHERE rowid = NEW.rowid;
 END;
+";
+
+/// `tree` is where a job worked (see `trees`), as JSON, set when its run is placed;
+/// `tree_state` what became of it since.
+const V3: &str = "
+ALTER TABLE jobs ADD COLUMN tree TEXT;
+ALTER TABLE jobs ADD COLUMN tree_state TEXT;
 ";
 
 /// Brings the database to [`VERSION`]; refuses one newer than this code.

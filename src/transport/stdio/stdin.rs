@@ -66,6 +66,7 @@ mod tests {
         let caps = Caps {
             total: 1,
             per_agent: Default::default(),
+            worktrees: 20,
         };
         let jobs = Jobs::new(
             Arc::new(Engine::new(EngineConfig::default())),

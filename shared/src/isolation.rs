@@ -1,0 +1,221 @@
+//! Where a run works, and what it changed there. A run that may write, in a git repository, is
+//! measured by two snapshots of its tree (just before, just after), by content. An isolated run
+//! works in a worktree of its own made from the caller's working state, and keeps it only when it
+//! changed something. The git work blocks: the engine calls it off the runtime's threads.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::git::{Base, BranchFate, Changes, GitError, JobKey, Repo, Snapshot, Worktree};
+use crate::request::Permission;
+
+/// Where the agent works.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In the caller's workspace itself.
+    #[default]
+    None,
+    /// In a new git worktree of the workspace's repository, on a branch of its own.
+    Worktree,
+}
+
+impl Isolation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Worktree => "worktree",
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::None, Self::Worktree]
+            .into_iter()
+            .find(|isolation| isolation.name() == s)
+            .ok_or_else(|| format!("unknown isolation `{s}`: expected none or worktree"))
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TreeError {
+    #[error(
+        "isolation `worktree` needs a git repository, and {} is in none: run the agent in a \
+         checkout (or `git init` and commit there), or call with isolation `none`",
+        .0.display()
+    )]
+    NotARepository(PathBuf),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("internal error in cli-agent-mcp while preparing the run's tree: {0}. Please report this bug")]
+    Internal(String),
+}
+
+/// What the caller decides about a run's tree: the job it belongs to and where worktrees go.
+#[derive(Clone, Debug)]
+pub struct TreePlan {
+    pub isolation: Isolation,
+    pub base: Base,
+    /// Names the run's refs and branch.
+    pub job: JobKey,
+    /// The directory under which worktrees are made (`<dir>/<job>`).
+    pub worktrees: PathBuf,
+}
+
+/// A run's tree as it starts. Recorded before the agent runs, so that a later server finds the
+/// worktree of a run this one did not see end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunTree {
+    pub isolation: Isolation,
+    /// The top level of the caller's repository.
+    pub repo: PathBuf,
+    /// What the run is measured against: the workspace just before (in place), or the
+    /// worktree's base (isolated).
+    pub before: Snapshot,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<Worktree>,
+}
+
+/// How a run's tree is known.
+#[derive(Clone, Debug)]
+pub enum Tracking {
+    Tracked(RunTree),
+    /// Outside git: the reason its `changes` give.
+    NotTracked(String),
+    /// A read-only run in place: it may write nothing, so nothing is measured.
+    Off,
+}
+
+/// What a run changed, and where: part of its outcome.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TreeOutcome {
+    pub changes: Changes,
+    /// Where the run worked, when it was in git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<RunTree>,
+    /// The tree just after the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Snapshot>,
+    /// An isolated run's worktree is still there (it changed something, or measuring failed).
+    #[serde(default)]
+    pub kept: bool,
+}
+
+impl TreePlan {
+    /// Takes the "before" snapshot and, for an isolated run, makes its worktree.
+    pub fn begin(&self, workspace: &Path, permission: Permission) -> Result<Tracking, TreeError> {
+        if self.isolation == Isolation::None && permission == Permission::ReadOnly {
+            return Ok(Tracking::Off);
+        }
+        let Some(repo) = Repo::discover(workspace)? else {
+            return match self.isolation {
+                Isolation::None => Ok(Tracking::NotTracked(crate::git::not_tracked_reason(
+                    workspace,
+                ))),
+                Isolation::Worktree => Err(TreeError::NotARepository(workspace.to_owned())),
+            };
+        };
+        let (before, worktree) = match self.isolation {
+            Isolation::None => (repo.snapshot(&self.job, "before")?, None),
+            Isolation::Worktree => {
+                let path = self.worktrees.join(self.job.as_str());
+                let worktree = repo.create_worktree(&self.job, &path, self.base)?;
+                (worktree.base.clone(), Some(worktree))
+            }
+        };
+        Ok(Tracking::Tracked(RunTree {
+            isolation: self.isolation,
+            repo: repo.top().to_owned(),
+            before,
+            worktree,
+        }))
+    }
+}
+
+/// Whether a workspace can hold a run of this isolation: a quick look, before a call is taken.
+pub fn check_workspace(workspace: &Path, isolation: Isolation) -> Result<(), TreeError> {
+    let repo = Repo::discover(workspace)?;
+    match (isolation, repo) {
+        (Isolation::Worktree, None) => Err(TreeError::NotARepository(workspace.to_owned())),
+        (Isolation::Worktree, Some(repo)) => Ok(repo.ensure_settled()?),
+        (Isolation::None, _) => Ok(()),
+    }
+}
+
+impl RunTree {
+    /// Where the agent runs, when not in the caller's workspace.
+    pub fn workdir(&self) -> Option<&Path> {
+        self.worktree.as_ref().map(|tree| tree.workdir.as_path())
+    }
+
+    /// Takes the "after" snapshot and measures the run. An isolated run that changed nothing
+    /// (no file, no commit of its own) has its worktree, branch and refs removed.
+    pub fn settle(self, job: &JobKey) -> Result<TreeOutcome, TreeError> {
+        let repo = self.repository()?;
+        let after = self.working_repo(&repo)?.snapshot(job, "after")?;
+        let changes = repo.changes(&self.before, &after)?;
+        let kept = match &self.worktree {
+            None => false,
+            Some(tree) if changes.is_empty() && !repo.has_own_commits(tree)? => {
+                repo.remove_worktree(&tree.path, &tree.branch, BranchFate::Delete)?;
+                repo.forget(job)?;
+                false
+            }
+            Some(_) => true,
+        };
+        let forgotten = self.worktree.is_some() && !kept;
+        Ok(TreeOutcome {
+            changes,
+            after: (!forgotten).then_some(after),
+            tree: Some(self),
+            kept,
+        })
+    }
+
+    /// The caller's repository.
+    pub fn repository(&self) -> Result<Repo, TreeError> {
+        Repo::discover(&self.repo)?.ok_or_else(|| TreeError::NotARepository(self.repo.clone()))
+    }
+
+    /// The repository whose working state the run changed: its worktree, or the caller's.
+    pub fn working_repo(&self, repo: &Repo) -> Result<Repo, TreeError> {
+        match &self.worktree {
+            None => Ok(repo.clone()),
+            Some(tree) => Repo::discover(&tree.path)?
+                .ok_or_else(|| TreeError::NotARepository(tree.path.clone())),
+        }
+    }
+}
+
+impl TreeOutcome {
+    /// A run whose changes could not be measured: its worktree, if any, stays.
+    pub fn unmeasured(tree: RunTree) -> Self {
+        Self {
+            changes: Changes::default(),
+            kept: tree.worktree.is_some(),
+            tree: Some(tree),
+            after: None,
+        }
+    }
+
+    /// The outcome of a run outside git.
+    pub fn not_tracked(reason: String) -> Self {
+        Self {
+            changes: Changes::not_tracked(reason),
+            tree: None,
+            after: None,
+            kept: false,
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The trees jobs work in. An isolated call is checked before it is taken (a repository, no
+//! merge under way, room under the worktree limit); a run is placed and its tree recorded before
+//! its agent starts; its fate is recorded when it ends. In-place runs of this server that
+//! overlap in one repository are told so, and runs that changed the same files as a worktree
+//! kept for review are told which.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use cli_agent_engine::git::JobKey;
+use cli_agent_engine::isolation::{Isolation, TreeError, TreeOutcome, check_workspace};
+use cli_agent_engine::{Outcome, Prepared, RunRequest, SetupError};
+
+use super::manager::Jobs;
+use super::store::{JobId, Store, StoreError, TreeRecord, TreeState};
+
+/// How many worktrees of isolated jobs may exist at once, unless configured.
+pub const DEFAULT_MAX_WORKTREES: usize = 20;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TreeRefusal {
+    #[error(
+        "isolation `worktree` needs the job store, which is unusable ({0}): fix it (or set \
+         CAM_STATE_DIR to a writable directory) and restart the server, or call with isolation \
+         `none`"
+    )]
+    NoStore(String),
+    #[error(
+        "{count} worktrees of isolated jobs exist already, the most this server allows \
+         (CAM_MAX_WORKTREES={max}): review them and discard the ones you are done with \
+         (job_discard, or `cli-agent-mcp jobs discard ID`): {jobs}"
+    )]
+    TooMany {
+        count: usize,
+        max: usize,
+        jobs: String,
+    },
+    #[error(transparent)]
+    Tree(#[from] TreeError),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl Jobs {
+    /// Refuses a call whose tree cannot be made, before it is taken.
+    pub async fn check_tree(&self, request: &RunRequest) -> Result<(), TreeRefusal> {
+        if request.isolation == Isolation::None {
+            return Ok(());
+        }
+        let store = self
+            .store()
+            .map_err(|_| TreeRefusal::NoStore(self.store_problem()))?
+            .clone();
+        let (workspace, max) = (request.workspace.clone(), self.max_worktrees());
+        tokio::task::spawn_blocking(move || {
+            check_workspace(&workspace, Isolation::Worktree)?;
+            room_for_a_worktree(&store, max)
+        })
+        .await
+        .map_err(|error| TreeRefusal::Tree(TreeError::Internal(error.to_string())))?
+    }
+
+    /// Measures a run that may write, or isolates it, and records its tree before it starts.
+    pub(super) async fn place(
+        &self,
+        id: &JobId,
+        prepared: &mut Prepared,
+    ) -> Result<Option<InPlace>, SetupError> {
+        let worktrees = match self.store() {
+            Ok(store) => store.worktrees_dir(),
+            Err(_) if prepared.request().isolation == Isolation::None => std::env::temp_dir(),
+            Err(_) => {
+                let refusal = TreeRefusal::NoStore(self.store_problem());
+                return Err(TreeError::Internal(refusal.to_string()).into());
+            }
+        };
+        let key = JobKey::new(id.as_str()).map_err(TreeError::from)?;
+        self.engine().place(prepared, key, worktrees).await?;
+        let Some(tree) = prepared.tree() else {
+            return Ok(None);
+        };
+        let record = TreeRecord {
+            tree: tree.clone(),
+            after: None,
+            state: TreeState::Running,
+        };
+        let id = id.clone();
+        let in_place = (tree.isolation == Isolation::None)
+            .then(|| self.in_place.enter(&tree.repo, &id));
+        self.record(move |store| store.set_tree(&id, &record)).await;
+        Ok(in_place)
+    }
+
+    /// Records what became of a finished run's tree, and warns of what it may collide with.
+    pub(super) async fn tree_finished(
+        &self,
+        id: &JobId,
+        outcome: &mut Outcome,
+        in_place: Option<InPlace>,
+    ) {
+        if let Some(others) = in_place.map(|entry| entry.others()).filter(|o| !o.is_empty()) {
+            outcome.warnings.push(format!(
+                "other runs of this server worked in the same repository at the same time ({}): \
+                 the changes reported may include their edits, and theirs may include this \
+                 run's; isolation `worktree` keeps runs apart",
+                others.join(", ")
+            ));
+        }
+        let Some(record) = outcome.tree.as_ref().and_then(finished_record) else {
+            return;
+        };
+        if let Some(tree) = &outcome.tree {
+            self.warn_of_shared_files(id, tree, &mut outcome.warnings).await;
+        }
+        let id = id.clone();
+        self.record(move |store| store.set_tree(&id, &record)).await;
+    }
+
+    /// Names the kept worktrees of other jobs that changed some of the same files.
+    async fn warn_of_shared_files(&self, id: &JobId, tree: &TreeOutcome, warnings: &mut Vec<String>) {
+        let (Ok(store), Some(run_tree)) = (self.store(), tree.tree.as_ref()) else {
+            return;
+        };
+        let paths: BTreeSet<String> = tree.changes.files.iter().map(|f| f.path.clone()).collect();
+        if paths.is_empty() {
+            return;
+        }
+        let (store, id, repo) = (store.clone(), id.clone(), run_tree.repo.clone());
+        let found = tokio::task::spawn_blocking(move || store.kept_changes(&repo, &id)).await;
+        for (other, files) in found.ok().and_then(Result::ok).unwrap_or_default() {
+            let shared: Vec<_> = files.into_iter().filter(|f| paths.contains(f)).collect();
+            if !shared.is_empty() {
+                warnings.push(format!(
+                    "job {other} also changed {} and its worktree is kept for review: applying \
+                     both may conflict (job_diff both, apply one)",
+                    shared.join(", ")
+                ));
+            }
+        }
+    }
+}
+
+/// The store's record of a finished run's tree.
+fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
+    let tree = outcome.tree.clone()?;
+    let state = match (tree.worktree.is_some(), outcome.kept) {
+        (false, _) => TreeState::InPlace,
+        (true, true) => TreeState::Kept,
+        (true, false) => TreeState::Removed,
+    };
+    Some(TreeRecord {
+        tree,
+        after: outcome.after.clone(),
+        state,
+    })
+}
+
+/// Refuses a new worktree when `max` exist already, naming them.
+fn room_for_a_worktree(store: &Store, max: usize) -> Result<(), TreeRefusal> {
+    let live = store.live_worktrees()?;
+    if live.len() < max {
+        return Ok(());
+    }
+    let jobs: Vec<_> = live.iter().map(|(id, _)| id.to_string()).collect();
+    Err(TreeRefusal::TooMany {
+        count: live.len(),
+        max,
+        jobs: jobs.join(", "),
+    })
+}
+
+/// The in-place runs of this server going on now, by repository.
+#[derive(Default)]
+pub(super) struct InPlaceRuns {
+    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+}
+
+/// The other runs one run met in its repository.
+type Overlaps = Arc<Mutex<BTreeSet<String>>>;
+
+/// One in-place run's entry; leaves the registry when dropped.
+pub(super) struct InPlace {
+    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+    repo: PathBuf,
+    id: JobId,
+    met: Overlaps,
+}
+
+impl InPlaceRuns {
+    fn enter(&self, repo: &Path, id: &JobId) -> InPlace {
+        let met = Overlaps::default();
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        let here = runs.entry(repo.to_owned()).or_default();
+        for (other, their_met) in here.iter() {
+            lock(&met).insert(other.to_string());
+            lock(their_met).insert(id.to_string());
+        }
+        here.push((id.clone(), met.clone()));
+        InPlace {
+            runs: self.runs.clone(),
+            repo: repo.to_owned(),
+            id: id.clone(),
+            met,
+        }
+    }
+}
+
+impl InPlace {
+    fn others(&self) -> Vec<String> {
+        lock(&self.met).iter().cloned().collect()
+    }
+}
+
+impl Drop for InPlace {
+    fn drop(&mut self) {
+        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(here) = runs.get_mut(&self.repo) {
+            here.retain(|(id, _)| *id != self.id);
+            if here.is_empty() {
+                runs.remove(&self.repo);
+            }
+        }
+    }
+}
+
+fn lock(set: &Overlaps) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+    set.lock().unwrap_or_else(|p| p.into_inner())
+}
