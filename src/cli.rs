@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
 use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
+use cli_agent_engine::git::Base;
+use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::{EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
@@ -188,6 +190,15 @@ pub struct RunArgs {
     /// Text appended to the agent's system prompt (claude only).
     #[arg(long, value_name = "TEXT")]
     pub append_system_prompt: Option<String>,
+    /// Where the agent works: `none` (the workspace itself) or `worktree` (a git worktree of
+    /// its own on branch cli-agent-mcp/<job id>, kept for review when it changed something).
+    /// Default: the agent's configured default, else none.
+    #[arg(long, value_name = "WHERE")]
+    pub isolation: Option<Isolation>,
+    /// What an isolated run starts from: `working` (the workspace as it is, uncommitted and
+    /// untracked work included) or `head` (the last commit).
+    #[arg(long, value_name = "BASE", default_value = "working", value_parser = parse_base)]
+    pub base: Base,
     /// Print the whole outcome as one JSON object instead of the answer.
     #[arg(long)]
     pub json: bool,
@@ -416,4 +427,12 @@ pub struct HttpArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub conformance_fixtures: bool,
+}
+
+fn parse_base(value: &str) -> Result<Base, String> {
+    match value {
+        "working" => Ok(Base::WorkingState),
+        "head" => Ok(Base::Head),
+        other => Err(format!("unknown base `{other}`: expected working or head")),
+    }
 }

@@ -8,6 +8,8 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
+use crate::isolation::Isolation;
+
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
@@ -35,6 +37,8 @@ pub struct Profile {
     pub timeout: Option<Duration>,
     /// The idle timeout, instead of the engine's.
     pub idle_timeout: Option<Duration>,
+    /// Where a run works when the call does not say.
+    pub isolation: Option<Isolation>,
 }
 
 static NO_PROFILE: Profile = Profile {
@@ -43,6 +47,7 @@ static NO_PROFILE: Profile = Profile {
     model: None,
     timeout: None,
     idle_timeout: None,
+    isolation: None,
 };
 
 impl Agent {

@@ -5,14 +5,21 @@ use std::io::{IsTerminal, Read, Write};
 
 use cli_agent_engine::process::become_subreaper;
 use cli_agent_engine::redact::redact;
+use cli_agent_engine::git::JobKey;
+use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, EngineConfig, Outcome, Prepared, RunRequest, Status,
+    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, Prepared, RunRequest,
+    Status,
 };
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::cli::RunArgs;
-use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings};
+use crate::jobs::finished_record;
+use crate::jobs::store::{
+    JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings, TreeRecord, TreeState,
+};
+use crate::mcp::ChangesReport;
 
 /// Exit codes of `run`.
 const EXIT_FAILED: u8 = 1;
@@ -52,11 +59,12 @@ async fn run_once(
         .map_err(|error| format!("cannot install signal handlers: {error}"))?;
     let agent = request.agent;
     let engine = Engine::new(config);
-    let prepared = engine.prepare(request).map_err(|error| error.to_string())?;
+    let mut prepared = engine.prepare(request).map_err(|error| error.to_string())?;
     let job = Recording::start(&prepared, store);
+    job.place(&engine, &mut prepared).await?;
     let outcome = run_shown(&engine, agent, prepared, cancel, &job).await?;
     job.finish(&outcome);
-    print_outcome(&outcome, args.json);
+    print_outcome(&outcome, args.json, job.id());
     if let (false, Some(id)) = (args.json, job.id()) {
         eprintln!("job: {id} (cli-agent-mcp jobs show {id})");
     }
@@ -115,6 +123,11 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
     request.session_id = args.session_id.clone();
     request.timeout = args.timeout_secs.map(std::time::Duration::from_secs);
     request.append_system_prompt = args.append_system_prompt.clone();
+    request.isolation = args
+        .isolation
+        .or(agent.profile().isolation)
+        .unwrap_or_default();
+    request.base = args.base;
     Ok(request)
 }
 
@@ -136,7 +149,7 @@ fn watch_signals(
     Ok(rx)
 }
 
-fn print_outcome(outcome: &Outcome, json: bool) {
+fn print_outcome(outcome: &Outcome, json: bool, id: Option<&JobId>) {
     let mut stdout = std::io::stdout().lock();
     let written = if json {
         serde_json::to_writer(&mut stdout, outcome)
@@ -166,6 +179,9 @@ fn print_outcome(outcome: &Outcome, json: bool) {
     }
     if let (false, Some(session_id)) = (json, &outcome.session_id) {
         eprintln!("session: {session_id}");
+    }
+    if let (false, Some(tree), Some(id)) = (json, &outcome.tree, id) {
+        eprintln!("{}", ChangesReport::of(id, tree).text());
     }
 }
 
@@ -205,6 +221,52 @@ impl Recording {
         }
     }
 
+    /// Places the run in its tree (see [`Engine::place`]) and records it. A run that cannot be
+    /// placed is recorded as failed, and the error says why.
+    async fn place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
+        let placed = self.try_place(engine, prepared).await;
+        if let (Err(error), Some((store, id, _))) = (&placed, &self.store) {
+            let info = ErrorInfo {
+                kind: ErrorKind::Crashed,
+                message: error.clone(),
+                hint: None,
+            };
+            let outcome = Outcome::not_run(prepared.request().agent, Status::Failed, info);
+            if let Err(error) = store.finish(id, JobStatus::Failed, &outcome) {
+                tracing::warn!(%error, "could not record the run's end");
+            }
+        }
+        placed
+    }
+
+    async fn try_place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
+        let (id, worktrees) = match &self.store {
+            Some((store, id, _)) => (id.clone(), store.worktrees_dir()),
+            None if prepared.request().isolation == Isolation::Worktree => {
+                return Err("isolation `worktree` needs the job store, which is unusable (see \
+                     the warning above): fix it, or run with --isolation none"
+                    .to_owned());
+            }
+            None => (JobId::random(), std::env::temp_dir()),
+        };
+        let key = JobKey::new(id.as_str()).map_err(|error| error.to_string())?;
+        engine
+            .place(prepared, key, worktrees)
+            .await
+            .map_err(|error| error.to_string())?;
+        if let (Some((store, id, _)), Some(tree)) = (&self.store, prepared.tree()) {
+            let record = TreeRecord {
+                tree: tree.clone(),
+                after: None,
+                state: TreeState::Running,
+            };
+            if let Err(error) = store.set_tree(id, &record) {
+                tracing::warn!(%error, "could not record the run's tree");
+            }
+        }
+        Ok(())
+    }
+
     fn id(&self) -> Option<&JobId> {
         self.store.as_ref().map(|(_, id, _)| id)
     }
@@ -222,6 +284,10 @@ impl Recording {
         recorder.flush();
         if let Err(error) = store.finish(id, JobStatus::of(outcome.status), outcome) {
             tracing::warn!(%error, "could not record the run's end");
+        }
+        let record = outcome.tree.as_ref().and_then(finished_record);
+        if let Some(Err(error)) = record.map(|record| store.set_tree(id, &record)) {
+            tracing::warn!(%error, "could not record the run's tree");
         }
     }
 }

@@ -140,6 +140,7 @@ fn configure(
         model: settings.model.clone(),
         timeout: settings.timeout_secs.map(Duration::from_secs),
         idle_timeout: settings.idle_timeout_secs.map(Duration::from_secs),
+        isolation: settings.isolation,
     };
     let builtin = clis::builtin(name).is_some();
     Ok(Some(Configured {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cli_agent_engine::isolation::Isolation;
 use serde::{Deserialize, Serialize};
 
 use crate::jobs::store::dir;
@@ -73,6 +74,8 @@ pub struct AgentSettings {
     pub enabled: Option<bool>,
     /// Shown first in its tool's description.
     pub description: Option<String>,
+    /// Where its runs work when a call does not say: `none` or `worktree`.
+    pub isolation: Option<Isolation>,
 }
 
 /// A config file as read: its path, its text and its settings.

@@ -13,4 +13,4 @@ pub use job::{Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
-pub use trees::{DEFAULT_MAX_WORKTREES, TreeRefusal};
+pub use trees::{TreeRefusal, finished_record};

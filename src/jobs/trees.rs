@@ -15,9 +15,6 @@ use cli_agent_engine::{Outcome, Prepared, RunRequest, SetupError};
 use super::manager::Jobs;
 use super::store::{JobId, Store, StoreError, TreeRecord, TreeState};
 
-/// How many worktrees of isolated jobs may exist at once, unless configured.
-pub const DEFAULT_MAX_WORKTREES: usize = 20;
-
 #[derive(Debug, thiserror::Error)]
 pub enum TreeRefusal {
     #[error(
@@ -142,7 +139,7 @@ impl Jobs {
 }
 
 /// The store's record of a finished run's tree.
-fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
+pub fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
     let tree = outcome.tree.clone()?;
     let state = match (tree.worktree.is_some(), outcome.kept) {
         (false, _) => TreeState::InPlace,

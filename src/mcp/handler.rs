@@ -166,6 +166,10 @@ impl AgentServer {
             .engine()
             .prepare(call.run)
             .map_err(|error| result::setup_failed(agent, &error))?;
+        self.jobs
+            .check_tree(prepared.request())
+            .await
+            .map_err(|refusal| result::error_result(refusal.to_string()))?;
         let options = JobOptions {
             save_to: call.save_to,
         };

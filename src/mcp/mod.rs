@@ -9,6 +9,7 @@
 //! calls only `jobs` and the engine below it.
 
 mod calls;
+pub mod changes;
 mod handler;
 mod lifecycle;
 pub mod policy;
@@ -19,6 +20,7 @@ mod tasks;
 pub mod tools;
 
 pub use self::calls::{Shutdown, ShutdownCause};
+pub use self::changes::ChangesReport;
 pub use self::handler::AgentServer;
 pub use self::lifecycle::{EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 pub use self::signals::{SigintMode, watch as watch_signals};

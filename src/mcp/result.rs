@@ -10,6 +10,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use super::changes::ChangesReport;
 use crate::budget::{head_and_tail, tail};
 use crate::jobs::store::{JobId, JobStatus};
 use crate::jobs::{Finished, Job, JobState};
@@ -61,6 +62,9 @@ pub struct JobReport {
     pub stderr_tail: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What the run changed, for a run that may write in git or an isolated one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changes: Option<ChangesReport>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -90,6 +94,7 @@ impl JobReport {
             reasoning: None,
             stderr_tail: None,
             warnings: Vec::new(),
+            changes: None,
         }
     }
 
@@ -114,6 +119,7 @@ impl JobReport {
             stderr_tail: (failed && !outcome.stderr_tail.is_empty())
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
+            changes: outcome.tree.as_ref().map(|tree| ChangesReport::of(id, tree)),
             ..Self::new(id, &outcome.agent, finished.status)
         }
     }
@@ -169,6 +175,9 @@ impl JobReport {
                 texts.push(format!("({} finished without an answer)", self.agent));
             }
             None => {}
+        }
+        if let Some(changes) = &self.changes {
+            texts.push(changes.text());
         }
         texts.push(self.summary());
         texts

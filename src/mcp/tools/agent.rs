@@ -6,6 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cli_agent_engine::clis::BUILTINS;
+use cli_agent_engine::git::Base;
+use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::{Agent, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
@@ -52,6 +54,45 @@ pub struct ToolArgs {
     /// A file inside the workspace to append the whole answer to when the run ends (the
     /// result itself may carry only the answer's head and tail).
     pub save_to: Option<PathBuf>,
+    /// Where the agent works. `none`: in the workspace itself. `worktree`: in a new git
+    /// worktree of the workspace's repository, on branch `cli-agent-mcp/<job id>`, started
+    /// from the workspace as it is now (uncommitted and untracked work included), so parallel
+    /// jobs and your own edits never collide; review with `job_diff`, then `job_apply` or
+    /// `job_discard`. Default: the agent's configured default, else `none`.
+    #[schemars(schema_with = "isolation_schema")]
+    pub isolation: Option<Isolation>,
+    /// What an isolated run's worktree starts from: `working` (default: the workspace as it
+    /// is now, uncommitted and untracked work included) or `head` (the last commit alone).
+    #[schemars(schema_with = "base_schema")]
+    pub base: Option<BaseArg>,
+}
+
+/// The `base` argument's values.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum BaseArg {
+    Working,
+    Head,
+}
+
+fn isolation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["none", "worktree"],
+        "description": "none: work in the workspace itself. worktree: work in a git worktree of \
+            its own (the workspace's current state, uncommitted work included), then review \
+            with job_diff and bring it in with job_apply or drop it with job_discard."
+    })
+}
+
+fn base_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["working", "head"],
+        "default": "working",
+        "description": "What an isolated run starts from: working (the workspace as it is now, \
+            uncommitted and untracked work included) or head (the last commit)."
+    })
 }
 
 /// A call's run request and what it asks of the job around it.
@@ -159,6 +200,14 @@ pub fn call_request(
     request.session_id = given(args.session_id);
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
+    request.isolation = args
+        .isolation
+        .or(agent.profile().isolation)
+        .unwrap_or_default();
+    request.base = match args.base {
+        Some(BaseArg::Head) => Base::Head,
+        Some(BaseArg::Working) | None => Base::WorkingState,
+    };
     let save_to = given(args.save_to.map(|p| p.to_string_lossy().into_owned()))
         .map(|path| Policy::resolve_inside_workspace("save_to", Path::new(&path), &workspace))
         .transpose()?;

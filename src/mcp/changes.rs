@@ -1,0 +1,110 @@
+//! A run's changes as results report them: the totals and the first files, and for a worktree
+//! kept for review, where it is and the calls that review, apply or discard it.
+
+use std::path::PathBuf;
+
+use cli_agent_engine::git::{ChangeKind, Changes, FileChange};
+use cli_agent_engine::isolation::{Isolation, TreeOutcome};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::jobs::store::JobId;
+
+/// How many files a result lists; `job_diff` has them all.
+const LISTED_FILES: usize = 20;
+
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct ChangesReport {
+    pub isolation: Isolation,
+    #[serde(flatten)]
+    pub changes: Changes,
+    /// Files changed beyond those listed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more_files: Option<u64>,
+    /// The worktree kept for review, and its branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// The calls to make next.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+impl ChangesReport {
+    pub fn of(id: &JobId, outcome: &TreeOutcome) -> Self {
+        let mut changes = outcome.changes.clone();
+        let more = changes.files.len().saturating_sub(LISTED_FILES);
+        changes.files.truncate(LISTED_FILES);
+        let tree = outcome.tree.as_ref();
+        let kept = tree
+            .and_then(|tree| tree.worktree.as_ref())
+            .filter(|_| outcome.kept);
+        Self {
+            isolation: tree.map_or(Isolation::None, |tree| tree.isolation),
+            changes,
+            more_files: (more > 0).then_some(more as u64),
+            worktree: kept.map(|worktree| worktree.path.clone()),
+            branch: kept.map(|worktree| worktree.branch.clone()),
+            next: next_calls(id, outcome),
+        }
+    }
+
+    /// One paragraph for clients that read text.
+    pub fn text(&self) -> String {
+        if let Some(reason) = &self.changes.not_tracked {
+            return format!("changes: {reason}");
+        }
+        let mut text = match self.changes.files_changed {
+            0 => "changes: none".to_owned(),
+            n => format!(
+                "changes: {n} file{} (+{} -{}): {}{}",
+                if n == 1 { "" } else { "s" },
+                self.changes.lines_added,
+                self.changes.lines_removed,
+                self.changes.files.iter().map(describe).collect::<Vec<_>>().join(", "),
+                self.more_files.map_or(String::new(), |n| format!(", and {n} more")),
+            ),
+        };
+        if let (Some(worktree), Some(branch)) = (&self.worktree, &self.branch) {
+            text.push_str(&format!(
+                "\nworktree: {} (branch {branch})",
+                worktree.display()
+            ));
+        }
+        if let Some(next) = &self.next {
+            text.push_str(&format!("\nnext: {next}"));
+        }
+        text
+    }
+}
+
+fn describe(file: &FileChange) -> String {
+    let counts = if file.binary {
+        "binary".to_owned()
+    } else {
+        format!("+{} -{}", file.lines_added, file.lines_removed)
+    };
+    match (file.change, &file.old_path) {
+        (ChangeKind::Renamed, Some(old)) => format!("{old} → {} ({counts})", file.path),
+        (ChangeKind::Added, _) => format!("{} (new, {counts})", file.path),
+        (ChangeKind::Deleted, _) => format!("{} (deleted)", file.path),
+        _ => format!("{} ({counts})", file.path),
+    }
+}
+
+/// What a caller does next with a run's changes.
+fn next_calls(id: &JobId, outcome: &TreeOutcome) -> Option<String> {
+    let args = format!("{{\"job_id\": \"{id}\"}}");
+    let in_place = outcome.tree.as_ref()?.worktree.is_none();
+    if outcome.changes.is_empty() {
+        return None;
+    }
+    Some(if in_place {
+        format!("job_diff {args} shows them; job_revert {args} takes them out again")
+    } else if outcome.kept {
+        format!("review with job_diff {args}, then job_apply {args} or job_discard {args}")
+    } else {
+        return None;
+    })
+}
