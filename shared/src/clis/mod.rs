@@ -1,7 +1,8 @@
 //! The registry of coding-agent CLIs: one module each, behind the [`Cli`] trait.
 //!
-//! Adding a CLI means writing its module (command line, dialect parser, trait impl) and
-//! listing it in [`BUILTINS`]; nothing else in the engine names a CLI.
+//! Adding a CLI means writing its module (command line, dialect parser, trait impl, its own
+//! error wording) and listing it in [`BUILTINS`]; no other production code of the engine
+//! depends on which CLIs exist.
 
 mod claude;
 mod codex;
