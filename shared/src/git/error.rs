@@ -68,9 +68,10 @@ pub enum GitError {
     NoBranch(String),
 
     #[error(
-        "cannot {operation}: the workspace changed {} in ways that conflict with it; the \
-         workspace was left exactly as it was. Commit, stash or undo those edits (or merge them \
-         by hand from the job's diff), then try again",
+        "cannot {operation}: {} conflict with the workspace (edited there since, or an \
+         untracked or ignored file is in the way); the workspace was left exactly as it was. \
+         Commit, stash, move or undo those, or bring the change over by hand from the job's \
+         diff, then try again",
         .files.join(", ")
     )]
     Conflicts {

@@ -133,7 +133,9 @@ impl Repo {
         Ok(())
     }
 
-    /// Removes everything of the job: its worktree, branch and refs.
+    /// Removes everything of the job: its worktree (found by its branch; one whose agent
+    /// switched branches is removed by [`Repo::remove_worktree`] with its recorded path),
+    /// branch and refs.
     pub fn forget(&self, job: &JobKey) -> Result<(), GitError> {
         for worktree in self.job_worktrees()? {
             if worktree.job == job.as_str() {
