@@ -387,7 +387,7 @@ async fn sigterm_answers_the_running_call_records_its_job_interrupted_and_exits_
     assert_eq!(status.code(), Some(0), "{}", http.server.stderr());
     assert_none_tagged(&tag);
 
-    let listed = std::process::Command::new(mcp::binary())
+    let listed = common::cam_command()
         .args(["jobs", "--json"])
         .env("CAM_STATE_DIR", state.path())
         .output()

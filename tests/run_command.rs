@@ -2,6 +2,8 @@
 //! `--json` outcome, how the prompt, permission, workspace and environment reach the CLI, what
 //! goes to stdout and stderr, and that a signal to `run` leaves no process behind.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -22,10 +24,6 @@ const POLL: Duration = Duration::from_millis(25);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_cli-agent-mcp")
-}
 
 fn fake(agent: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,21 +75,10 @@ fn unique(name: &str) -> String {
     format!("cam-run-{name}-{}-{n}-{nanos}", std::process::id())
 }
 
-/// `cli-agent-mcp` with a clean environment for the test: no CAM_*, FAKE_CLI_* or IS_SANDBOX
-/// inherited from whoever runs the tests, stdin closed.
+/// `cli-agent-mcp` with none of the caller's settings, its runs recorded in the temp dir.
 fn cam() -> Command {
-    let mut cmd = Command::new(binary());
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
-            cmd.env_remove(&*key);
-        }
-    }
-    // Runs are recorded as jobs: in the temp dir, never the real home.
+    let mut cmd = common::cam_command();
     cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"));
-    // No config file: never the real home's.
-    cmd.env("CAM_CONFIG", "/dev/null");
-    cmd.stdin(Stdio::null());
     cmd
 }
 
@@ -589,7 +576,10 @@ fn assert_prompt_is_text_not_a_flag(agent: &str, record: &Value, argv_out: &Path
 
 #[test]
 fn prompt_reaches_every_cli_as_text_never_as_a_flag() {
-    for agent in ["codex", "claude", "gemini", "opencode"] {
+    for agent in cli_agent_engine::clis::BUILTINS
+        .iter()
+        .map(|cli| cli.name())
+    {
         let ws = TempDir::new(&format!("prompt-arg-{agent}"));
         let argv_out = ws.file("argv.json");
         let mut cmd = cam_run(agent, ws.path());
