@@ -8,16 +8,14 @@ use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::{DEADLINE, TempDir, unique};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
 
-/// How long to wait for any condition, or for `run` to exit, before the test fails.
-const DEADLINE: Duration = Duration::from_secs(30);
 /// How long a `run` may take overall before the test gives up on it.
 const RUN_DEADLINE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(25);
@@ -33,46 +31,6 @@ fn fake(agent: &str) -> PathBuf {
 
 fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
-}
-
-/// A directory of its own for one test, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("cam-run-command-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create a temp dir");
-        Self(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A tag no other test or run uses.
-fn unique(name: &str) -> String {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("cam-run-{name}-{}-{n}-{nanos}", std::process::id())
 }
 
 /// `cli-agent-mcp` with none of the caller's settings, its runs recorded in the temp dir.

@@ -82,6 +82,11 @@ impl TempDir {
     pub fn path(&self) -> &std::path::Path {
         &self.0
     }
+
+    /// The path of `name` inside it.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
 }
 
 impl Drop for TempDir {
