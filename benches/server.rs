@@ -174,8 +174,9 @@ async fn report_load(concurrent: usize) {
     let before = cpu_seconds(server.pid());
     let started = Instant::now();
     let mut ids = Vec::with_capacity(concurrent);
+    let agents = mcp::agents();
     for n in 0..concurrent {
-        let agent = mcp::AGENTS[n % mcp::AGENTS.len()];
+        let agent = agents[n % agents.len()];
         let token = format!("load-{n}");
         let arguments = json!({"prompt": "stream=3 tool"});
         ids.push(server.start_call(agent, arguments, Some(&token)).await);
@@ -235,8 +236,9 @@ async fn report_guardian(kills: usize) {
     for _ in 0..kills {
         let mut server = Server::start().await;
         let tag = common::unique("bench-guardian");
+        let agents = mcp::agents();
         for n in 0..RUNS {
-            let agent = mcp::AGENTS[n % mcp::AGENTS.len()];
+            let agent = agents[n % agents.len()];
             let prompt = format!("{CONTAINED} tag={tag}");
             server
                 .start_call(agent, json!({"prompt": prompt}), None)

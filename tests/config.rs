@@ -5,7 +5,7 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use common::TempDir;
 use serde_json::Value;
@@ -14,18 +14,13 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The binary with no CAM_* or FAKE_CLI_* of the caller, and a config home of its own.
+/// The binary with none of the caller's settings, and a config home of its own: the config
+/// file is found there unless a test names one.
 fn cam(home: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") {
-            cmd.env_remove(&*key);
-        }
-    }
-    cmd.env("XDG_CONFIG_HOME", home.join("config"))
-        .env("CAM_STATE_DIR", home.join("state"))
-        .stdin(Stdio::null());
+    let mut cmd = common::cam_command();
+    cmd.env_remove("CAM_CONFIG")
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("CAM_STATE_DIR", home.join("state"));
     cmd
 }
 

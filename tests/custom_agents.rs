@@ -173,7 +173,7 @@ fn doctor_checks_custom_agents_too() {
         &dir,
         "[agents.reviewer]\nbase = \"claude\"\n\n[agents.broken]\nbase = \"codex\"\nbin = \"/nonexistent/codex\"\n",
     );
-    let output = std::process::Command::new(mcp::binary())
+    let output = common::cam_command()
         .args(["doctor", "--json", "--config"])
         .arg(&config)
         .env("CAM_CLAUDE_BIN", fake_bin_dir().join("claude"))

@@ -341,7 +341,7 @@ async fn sigterm_ends_the_dashboard_with_exit_0_while_a_feed_is_open() {
 #[test]
 fn a_port_in_use_or_an_unusable_store_ends_the_dashboard_at_start_saying_what_to_do() {
     let dashboard = |state: &Path, args: &[&str]| {
-        std::process::Command::new(mcp::binary())
+        common::cam_command()
             .arg("dashboard")
             .args(args)
             .env("CAM_STATE_DIR", state)

@@ -4,14 +4,14 @@
 mod common;
 mod real;
 
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use cli_agent_engine::{Agent, clis};
 use serde_json::Value;
 
 /// `doctor --json` with every CLI pointed at `bin(agent)` and a PATH that holds none of them.
 fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Vec<Value>) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
+    let mut cmd = common::cam_command();
     cmd.args(["doctor", "--json"])
         .env("PATH", "/usr/bin:/bin")
         .env("CAM_CONFIG", "/dev/null")
@@ -95,7 +95,7 @@ fn missing_and_broken_clis_say_what_to_do_and_fail_when_none_is_usable() {
 
 #[test]
 fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
-    let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+    let output = common::cam_command()
         .arg("doctor")
         .env("PATH", "/usr/bin:/bin")
         .env("CAM_CONFIG", "/dev/null")

@@ -27,8 +27,9 @@ fn contained_prompt(tag: &str) -> String {
 
 /// Start the calls and wait until every process they leave behind is running.
 async fn start_contained_calls(server: &mut Server, tag: &str) {
+    let agents = mcp::agents();
     for n in 0..CALLS {
-        let agent = mcp::AGENTS[n % mcp::AGENTS.len()];
+        let agent = agents[n % agents.len()];
         server
             .start_call(agent, json!({"prompt": contained_prompt(tag)}), None)
             .await;

@@ -31,7 +31,7 @@ fn server_with_state(state: &Path) -> mcp::Builder {
 
 /// How many events of job `id` the store holds, as `cli-agent-mcp jobs show --json` says.
 fn recorded_events(state: &Path, id: &str) -> u64 {
-    let output = std::process::Command::new(mcp::binary())
+    let output = common::cam_command()
         .args(["jobs", "show", id, "--json"])
         .env("CAM_STATE_DIR", state)
         .output()
@@ -292,8 +292,9 @@ async fn a_hundred_background_jobs_never_run_more_than_the_cap_and_all_complete(
         })
     };
     let mut ids = Vec::with_capacity(JOBS);
+    let agents = mcp::agents();
     for n in 0..JOBS {
-        let agent = mcp::AGENTS[n % 4];
+        let agent = agents[n % 4];
         let started = server
             .call(
                 agent,
@@ -408,7 +409,7 @@ async fn jobs_cancel_from_a_shell_has_the_owning_server_cancel_the_job() {
     let id = job_id(&started);
     wait_for_tagged(&tag, 1).await;
 
-    let output = tokio::process::Command::new(mcp::binary())
+    let output = tokio::process::Command::from(common::cam_command())
         .args(["jobs", "cancel", &id])
         .env("CAM_STATE_DIR", state.path())
         .output()

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 const DB_FILE: &str = "jobs.sqlite3";
 
 fn jobs(state: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
+    let mut cmd = common::cam_command();
     cmd.arg("jobs")
         .env("CAM_STATE_DIR", state)
         .env("CAM_CONFIG", "/dev/null")

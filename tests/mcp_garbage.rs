@@ -264,7 +264,7 @@ async fn messages_before_initialize_do_not_end_the_session() {
     assert_eq!(init["serverInfo"]["name"], "cli-agent-mcp");
     assert_eq!(
         server.tool_names().await.len(),
-        mcp::AGENTS.len() + mcp::JOB_TOOLS.len()
+        mcp::agents().len() + mcp::JOB_TOOLS.len()
     );
     assert!(
         server

@@ -57,7 +57,7 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
                 .arg(&tag)
                 .arg(mode)
                 .arg(transport)
-                .env("INTEROP_AGENTS", mcp::AGENTS.join(","))
+                .env("INTEROP_AGENTS", mcp::agents().join(","))
                 .kill_on_drop(true);
             // All at once: each spends most of its time waiting for its timeout.
             let output = tokio::spawn(async move { command.output().await });

@@ -114,17 +114,17 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     let cursor = Launch::from_entry(&mcp_servers_entry(&readme_snippet("cursor")));
     let codex =
         Launch::from_entry(&codex_toml_as_json(&readme_snippet("codex"))["mcp_servers"][NAME]);
+    // The host's own CLI disabled (CAM_DISABLE), two enabled (CAM_ENABLE), or every CLI.
+    let all_but = |host: &str| {
+        let mut agents = mcp::agents();
+        agents.retain(|agent| *agent != host);
+        agents
+    };
     let cases = [
-        (
-            &claude_code,
-            vec!["codex", "gemini", "opencode", "qwen", "copilot"],
-        ),
+        (&claude_code, all_but("claude")),
         (&desktop, vec!["codex", "gemini"]),
-        (&cursor, mcp::AGENTS.to_vec()),
-        (
-            &codex,
-            vec!["claude", "gemini", "opencode", "qwen", "copilot"],
-        ),
+        (&cursor, mcp::agents()),
+        (&codex, all_but("codex")),
     ];
     for (launch, agents) in cases {
         let expected = [agents, mcp::JOB_TOOLS.to_vec()].concat();

@@ -127,31 +127,6 @@ async fn the_tools_of_every_real_cli_die_with_a_killed_server() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codex_through_the_server() {
-    plain_call_resume_and_cancel(clis::CODEX).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_through_the_server() {
-    plain_call_resume_and_cancel(clis::CLAUDE).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn gemini_through_the_server() {
-    plain_call_resume_and_cancel(clis::GEMINI).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn opencode_through_the_server() {
-    plain_call_resume_and_cancel(clis::OPENCODE).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn qwen_through_the_server() {
-    plain_call_resume_and_cancel(clis::QWEN).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copilot_through_the_server() {
-    plain_call_resume_and_cancel(clis::COPILOT).await;
+async fn every_real_cli_through_the_server() {
+    real::for_every_cli(plain_call_resume_and_cancel).await;
 }

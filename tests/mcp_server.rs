@@ -9,7 +9,7 @@ mod mcp;
 use std::time::{Duration, Instant};
 
 use common::{TempDir, assert_none_tagged, tagged_pids, unique, wait_for_tagged, wait_until};
-use mcp::{AGENTS, JOB_TOOLS, Server, all_text, is_error, texts};
+use mcp::{JOB_TOOLS, Server, agents, all_text, is_error, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -96,7 +96,7 @@ async fn a_2026_client_lists_and_calls_without_initialize() {
     let tools = server.result(id).await;
     assert_eq!(
         tools["tools"].as_array().map(Vec::len),
-        Some(AGENTS.len() + JOB_TOOLS.len()),
+        Some(agents().len() + JOB_TOOLS.len()),
         "{tools}"
     );
 
@@ -125,8 +125,8 @@ async fn lists_one_tool_per_cli_with_input_and_output_schemas_then_the_job_tools
         .iter()
         .map(|t| t["name"].as_str().unwrap_or(""))
         .collect();
-    assert_eq!(names, [&AGENTS[..], &JOB_TOOLS[..]].concat());
-    for tool in &tools[..AGENTS.len()] {
+    assert_eq!(names, [agents(), JOB_TOOLS.to_vec()].concat());
+    for tool in &tools[..agents().len()] {
         let name = tool["name"].as_str().unwrap_or("");
         let input = &tool["inputSchema"];
         assert_eq!(input["type"], "object");
@@ -211,7 +211,7 @@ async fn enable_and_disable_choose_the_tools() {
 async fn every_tool_answers_with_text_and_the_structured_outcome() {
     let mut server = Server::start().await;
     let mut calls = Vec::new();
-    for agent in AGENTS {
+    for agent in agents() {
         let prompt = format!("tool answer=the_{agent}_answer");
         calls.push((
             agent,
@@ -502,7 +502,7 @@ async fn a_cancel_tears_down_only_its_own_call_and_the_server_keeps_serving() {
 /// Start one hanging call per agent, each with its own tag, and wait until they all run.
 async fn start_hanging_calls(server: &mut Server, directives: &str) -> Vec<(i64, String)> {
     let mut calls = Vec::new();
-    for agent in AGENTS {
+    for agent in agents() {
         let tag = unique(&format!("mcp-{agent}"));
         let prompt = format!("hang {directives} tag={tag}");
         let id = server

@@ -6,10 +6,12 @@
 mod common;
 mod mcp;
 
+use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use cli_agent_engine::{Agent, clis};
+use common::cli_fixtures::fixture;
 use common::{TempDir, fake_bin, wait_until};
 use mcp::{Server, all_text, is_error};
 use serde_json::{Value, json};
@@ -188,7 +190,7 @@ async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
 #[test]
 fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
     let (root, outside) = (TempDir::new("run-root"), TempDir::new("run-outside"));
-    let output = Command::new(mcp::binary())
+    let output = common::cam_command()
         .env("CAM_CODEX_BIN", fake_bin(clis::CODEX))
         .env("CAM_STATE_DIR", root.path().join("state"))
         .env("CAM_ALLOWED_ROOTS", root.path())
@@ -212,52 +214,46 @@ fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
 // ---------------------------------------------------------------------------------------------
 // The environment each CLI gets
 
-/// Variables of the server: its own, each CLI's, a passed one, and other tools' secrets.
-const SERVER_ENV: &[(&str, &str)] = &[
+/// Variables of the server besides each CLI's own: proxy and locale settings every CLI
+/// gets, a passed one, and another tool's secret that none gets.
+const BASE_SERVER_ENV: &[(&str, &str)] = &[
     ("HTTPS_PROXY", "http://proxy.invalid:3128"),
     ("SSL_CERT_FILE", "/etc/ssl/certs/corporate.pem"),
     ("LC_ALL", "C.UTF-8"),
-    ("OPENAI_API_KEY", "openai-key"),
-    ("CODEX_HOME", "/codex-home"),
-    ("ANTHROPIC_API_KEY", "anthropic-key"),
-    ("CLAUDE_CONFIG_DIR", "/claude-config"),
-    ("GEMINI_API_KEY", "gemini-key"),
-    ("GOOGLE_CLOUD_PROJECT", "a-project"),
-    ("OPENCODE_CONFIG", "/opencode.json"),
-    ("QWEN_HOME", "/qwen-home"),
-    ("COPILOT_HOME", "/copilot-home"),
     ("MY_PASSED_VAR", "passed"),
-    ("GITHUB_TOKEN", "github-token"),
     ("AWS_SECRET_ACCESS_KEY", "aws-secret"),
 ];
 
-/// What each CLI must receive of [`SERVER_ENV`]; the rest must not reach it.
-fn expected_env(agent: Agent) -> Vec<&'static str> {
-    let mut names = vec!["HTTPS_PROXY", "SSL_CERT_FILE", "LC_ALL", "MY_PASSED_VAR"];
-    names.extend(match agent.name() {
-        "codex" => &["OPENAI_API_KEY", "CODEX_HOME"][..],
-        "claude" => &["ANTHROPIC_API_KEY", "CLAUDE_CONFIG_DIR"],
-        "gemini" => &["GEMINI_API_KEY", "GOOGLE_CLOUD_PROJECT"],
-        "opencode" => &[
-            "OPENCODE_CONFIG",
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "GEMINI_API_KEY",
-        ],
-        "qwen" => &["QWEN_HOME", "OPENAI_API_KEY"],
-        "copilot" => &["COPILOT_HOME", "GITHUB_TOKEN"],
-        other => panic!("list the variables {other} must receive here"),
-    });
+/// Every variable of the server: the base ones and each CLI's own, from its fixture
+/// (`tests/fixtures/clis/<cli>/cli.toml`, `[policy] server_env`).
+fn server_env() -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = BASE_SERVER_ENV
+        .iter()
+        .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+        .collect();
+    for agent in clis::builtin_agents() {
+        env.extend(fixture(agent).policy.server_env);
+    }
+    env
+}
+
+/// What each CLI must receive of [`server_env`] (its fixture's `[policy] receives`); the rest
+/// must not reach it.
+fn expected_env(agent: Agent) -> Vec<String> {
+    let mut names: Vec<String> = ["HTTPS_PROXY", "SSL_CERT_FILE", "LC_ALL", "MY_PASSED_VAR"]
+        .map(str::to_owned)
+        .to_vec();
+    names.extend(fixture(agent).policy.receives);
     names
 }
 
 fn assert_clean_env(agent: Agent, env: &Value) {
     let expected = expected_env(agent);
-    for (name, value) in SERVER_ENV {
-        if expected.contains(name) {
-            assert_eq!(env[name], *value, "{agent} did not get {name}: {env:#}");
+    for (name, value) in server_env() {
+        if expected.contains(&name) {
+            assert_eq!(env[&name], *value, "{agent} did not get {name}: {env:#}");
         } else {
-            assert!(env.get(name).is_none(), "{agent} got {name}: {env:#}");
+            assert!(env.get(&name).is_none(), "{agent} got {name}: {env:#}");
         }
     }
     for name in ["PATH", "HOME", "CAM_RUN_ID"] {
@@ -280,8 +276,8 @@ fn assert_clean_env(agent: Agent, env: &Value) {
 async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_names_only() {
     let dir = TempDir::new("env");
     let mut builder = Server::builder().env("CAM_PASS_ENV", "FAKE_CLI_*,MY_PASSED_VAR");
-    for (name, value) in SERVER_ENV {
-        builder = builder.env(name, value);
+    for (name, value) in server_env() {
+        builder = builder.env(&name, value);
     }
     let mut server = builder.spawn();
     server.initialize().await;
@@ -302,12 +298,12 @@ async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_name
 fn run_gives_the_cli_the_same_clean_environment() {
     let dir = TempDir::new("run-env");
     let record = dir.path().join("argv.json");
-    let mut command = Command::new(mcp::binary());
+    let mut command = common::cam_command();
     command
         .env("CAM_GEMINI_BIN", fake_bin(clis::GEMINI))
         .env("CAM_STATE_DIR", dir.path().join("state"))
         .env("CAM_PASS_ENV", "MY_PASSED_VAR")
-        .envs(SERVER_ENV.iter().copied())
+        .envs(server_env())
         .args(["run", "gemini", &format!("argv-out={}", record.display())])
         .arg("--workspace")
         .arg(dir.path())

@@ -41,11 +41,7 @@ const fn scenario(name: &'static str, prompt: &'static str) -> Scenario {
 }
 
 fn scenarios(agent: Agent) -> Vec<Scenario> {
-    let shell = match agent.name() {
-        // As root, claude's bypass needs IS_SANDBOX=1; workspace-write approves Bash too.
-        "claude" => Permission::WorkspaceWrite,
-        _ => Permission::Unlimited,
-    };
+    let shell = real::shell_permission(agent);
     vec![
         scenario("plain", "say hello"),
         scenario("reasoning", "THINK then say hello"),

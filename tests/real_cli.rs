@@ -5,7 +5,7 @@
 mod common;
 mod real;
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use cli_agent_engine::{Agent, ErrorKind, Outcome, RunRequest, Status, clis};
@@ -251,7 +251,7 @@ async fn refused_connection_fails_with_a_connection_hint(agent: Agent) {
 /// `cli-agent-mcp run --json` with the sandbox's CLI; the parsed Outcome.
 fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
     let agent = sandbox.agent;
-    let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+    let output = common::cam_command()
         .env(agent.env_var("BIN"), &sandbox.wrapper)
         .env("IS_SANDBOX", "1")
         .env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"))
@@ -313,44 +313,34 @@ async fn default_retries_still_end_at_the_engine_deadline(agent: Agent) {
     sandbox.assert_nothing_left();
 }
 
-/// Every scenario above, once per CLI.
-macro_rules! real_cli_tests {
-    ($module:ident, $agent:ident, [$($scenario:ident),* $(,)?]) => {
-        mod $module {
+/// Every scenario above, for every CLI of the registry (see [`real::for_every_cli`]).
+macro_rules! for_every_cli {
+    ($($scenario:ident),* $(,)?) => {
+        mod every_cli {
             $(
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $scenario() {
-                    super::$scenario(cli_agent_engine::clis::$agent).await;
+                    crate::real::for_every_cli(super::$scenario).await;
                 }
             )*
         }
     };
-    ($($module:ident => $agent:ident),* $(,)?) => {
-        $(real_cli_tests!($module, $agent, [
-            plain_prompt_returns_answer_session_and_usage,
-            resume_continues_the_session,
-            read_only_refuses_a_write,
-            reasoning_is_extracted,
-            slow_stream_cancelled_midway_leaves_nothing,
-            cancel_while_the_shell_tool_sleeps_leaves_nothing,
-            http_401_fails_with_an_auth_hint,
-            http_429_fails_as_rate_limited,
-            http_500_fails_as_a_server_error,
-            cut_stream_fails_or_is_recovered,
-            refused_connection_fails_with_a_connection_hint,
-            run_command_resumes_and_runs_the_shell_under_unlimited,
-        ]);)*
-    };
 }
 
-real_cli_tests! {
-    codex => CODEX,
-    claude => CLAUDE,
-    gemini => GEMINI,
-    opencode => OPENCODE,
-    qwen => QWEN,
-    copilot => COPILOT,
-}
+for_every_cli![
+    plain_prompt_returns_answer_session_and_usage,
+    resume_continues_the_session,
+    read_only_refuses_a_write,
+    reasoning_is_extracted,
+    slow_stream_cancelled_midway_leaves_nothing,
+    cancel_while_the_shell_tool_sleeps_leaves_nothing,
+    http_401_fails_with_an_auth_hint,
+    http_429_fails_as_rate_limited,
+    http_500_fails_as_a_server_error,
+    cut_stream_fails_or_is_recovered,
+    refused_connection_fails_with_a_connection_hint,
+    run_command_resumes_and_runs_the_shell_under_unlimited,
+];
 
 /// codex retries a refused connection forever by default: only the engine's deadline ends it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -2,30 +2,26 @@
 //! `--json` outcome, how the prompt, permission, workspace and environment reach the CLI, what
 //! goes to stdout and stderr, and that a signal to `run` leaves no process behind.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use common::{DEADLINE, TempDir, unique};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
 
-/// How long to wait for any condition, or for `run` to exit, before the test fails.
-const DEADLINE: Duration = Duration::from_secs(30);
 /// How long a `run` may take overall before the test gives up on it.
 const RUN_DEADLINE: Duration = Duration::from_secs(60);
 const POLL: Duration = Duration::from_millis(25);
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
-
-fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_cli-agent-mcp")
-}
 
 fn fake(agent: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -37,61 +33,10 @@ fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
 }
 
-/// A directory of its own for one test, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        static COUNTER: AtomicUsize = AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("cam-run-command-{}-{name}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).expect("create a temp dir");
-        Self(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// A tag no other test or run uses.
-fn unique(name: &str) -> String {
-    static COUNTER: AtomicUsize = AtomicUsize::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    format!("cam-run-{name}-{}-{n}-{nanos}", std::process::id())
-}
-
-/// `cli-agent-mcp` with a clean environment for the test: no CAM_*, FAKE_CLI_* or IS_SANDBOX
-/// inherited from whoever runs the tests, stdin closed.
+/// `cli-agent-mcp` with none of the caller's settings, its runs recorded in the temp dir.
 fn cam() -> Command {
-    let mut cmd = Command::new(binary());
-    for (key, _) in std::env::vars_os() {
-        let key = key.to_string_lossy();
-        if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
-            cmd.env_remove(&*key);
-        }
-    }
-    // Runs are recorded as jobs: in the temp dir, never the real home.
+    let mut cmd = common::cam_command();
     cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"));
-    // No config file: never the real home's.
-    cmd.env("CAM_CONFIG", "/dev/null");
-    cmd.stdin(Stdio::null());
     cmd
 }
 
@@ -589,7 +534,10 @@ fn assert_prompt_is_text_not_a_flag(agent: &str, record: &Value, argv_out: &Path
 
 #[test]
 fn prompt_reaches_every_cli_as_text_never_as_a_flag() {
-    for agent in ["codex", "claude", "gemini", "opencode"] {
+    for agent in cli_agent_engine::clis::BUILTINS
+        .iter()
+        .map(|cli| cli.name())
+    {
         let ws = TempDir::new(&format!("prompt-arg-{agent}"));
         let argv_out = ws.file("argv.json");
         let mut cmd = cam_run(agent, ws.path());

@@ -2,6 +2,8 @@
 //! table, which is where "nothing is left behind" is checked.
 #![allow(dead_code)]
 
+pub mod cli_fixtures;
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +28,32 @@ pub fn fake_config() -> EngineConfig {
         grace: Duration::from_secs(1),
         ..EngineConfig::default()
     }
+}
+
+/// The built `cli-agent-mcp` with none of the caller's settings: no inherited `CAM_*`,
+/// `FAKE_CLI_*` or `IS_SANDBOX`, no config file, and a home and XDG directories of the tests'
+/// own under the temp dir, so nothing of the user's reaches it; stdin closed.
+pub fn cam_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy();
+        if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
+            command.env_remove(&*key);
+        }
+    }
+    let home = std::env::temp_dir().join("cam-test-home");
+    command.env("HOME", &home);
+    for (key, dir) in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+        ("XDG_CACHE_HOME", ".cache"),
+    ] {
+        command.env(key, home.join(dir));
+    }
+    command.env("CAM_CONFIG", "/dev/null");
+    command.stdin(std::process::Stdio::null());
+    command
 }
 
 /// A name no other test (or earlier run) uses.
@@ -53,6 +81,11 @@ impl TempDir {
 
     pub fn path(&self) -> &std::path::Path {
         &self.0
+    }
+
+    /// The path of `name` inside it.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
     }
 }
 

@@ -37,7 +37,11 @@ pub fn fake_bin_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin")
 }
 
-pub const AGENTS: [&str; 6] = ["codex", "claude", "gemini", "opencode", "qwen", "copilot"];
+/// Every built-in CLI's tool name, in the registry's order.
+pub fn agents() -> Vec<&'static str> {
+    crate::common::cli_fixtures::names()
+}
+
 pub const JOB_TOOLS: [&str; 4] = ["job_wait", "job_result", "job_cancel", "job_list"];
 
 pub fn bin_env_var(agent: &str) -> String {
@@ -218,14 +222,8 @@ impl Server {
 
     /// Like [`Server::builder`], without the `serve` subcommand.
     pub fn bare() -> Builder {
-        let mut command = Command::new(binary());
-        for (key, _) in std::env::vars_os() {
-            let key = key.to_string_lossy();
-            if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
-                command.env_remove(&*key);
-            }
-        }
-        for agent in AGENTS {
+        let mut command = Command::from(crate::common::cam_command());
+        for agent in agents() {
             command.env(bin_env_var(agent), fake_bin_dir().join(agent));
         }
         command
@@ -233,8 +231,6 @@ impl Server {
             .env("CAM_LOG", "info")
             .env("CAM_PASS_ENV", "FAKE_CLI_*")
             .env("CAM_ALLOWED_ROOTS", test_roots())
-            // No config file: never the real home's.
-            .env("CAM_CONFIG", "/dev/null")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

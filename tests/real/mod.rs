@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::fs::File;
+use std::future::Future;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -15,6 +16,7 @@ use cli_agent_engine::{
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use crate::common::cli_fixtures::{FileSpec, fixture};
 use crate::common::{TempDir, assert_none_with_env, pids_with_env, unique};
 
 pub const INSTALL_SCRIPT: &str = "scripts/install-clis.sh";
@@ -39,6 +41,28 @@ pub fn installed(agent: Agent) -> Option<PathBuf> {
     );
     eprintln!("skipped: {message}");
     None
+}
+
+/// Run `scenario` for every CLI of the registry (or those `CAM_TEST_CLIS=a,b` names), one
+/// after another, each in a task of its own so that one CLI's failure hides no other's;
+/// then fail naming every CLI that failed.
+pub async fn for_every_cli<F, Fut>(scenario: F)
+where
+    F: Fn(Agent) -> Fut,
+    Fut: Future<Output = ()> + Send + 'static,
+{
+    let only = std::env::var("CAM_TEST_CLIS").ok();
+    let chosen = |agent: &Agent| {
+        only.as_deref()
+            .is_none_or(|list| list.split(',').any(|name| name == agent.name()))
+    };
+    let mut failed = Vec::new();
+    for agent in clis::builtin_agents().filter(chosen) {
+        if let Err(error) = tokio::spawn(scenario(agent)).await {
+            failed.push(format!("{agent}: {error}"));
+        }
+    }
+    assert!(failed.is_empty(), "failed for {}", failed.join("; "));
 }
 
 /// The mock model server: one loopback port for all four wire protocols, a log of every
@@ -235,153 +259,68 @@ fn write_wrapper(wrapper: &Path, real_bin: &Path, tag: &str, env: &[(String, Str
         .expect("make the wrapper executable");
 }
 
-/// Write `agent`'s config under `root` and return the environment that points it at the mock.
+/// Write `agent`'s config under `root` and return the environment that points it at the
+/// mock, as its fixture (`tests/fixtures/clis/<cli>/cli.toml`) describes.
 fn configure(agent: Agent, root: &Path, port: u16, retries: Retries) -> Vec<(String, String)> {
-    let base = format!("http://127.0.0.1:{port}");
-    let home = |dir: &str| path(&root.join(dir));
-    let mut env = match agent.name() {
-        "codex" => {
-            write(root, "codex/config.toml", &codex_config(port, retries));
-            vec![
-                ("CODEX_HOME", home("codex")),
-                ("FAKE_API_KEY", "sk-fake".into()),
-            ]
-        }
-        "claude" => vec![
-            ("ANTHROPIC_BASE_URL", base),
-            ("ANTHROPIC_API_KEY", "sk-ant-fake".into()),
-            ("CLAUDE_CONFIG_DIR", home("claude")),
-            ("DISABLE_TELEMETRY", "1".into()),
-            ("DISABLE_ERROR_REPORTING", "1".into()),
-            ("DISABLE_AUTOUPDATER", "1".into()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
-            ("DISABLE_NON_ESSENTIAL_MODEL_CALLS", "1".into()),
-        ],
-        "gemini" => {
-            let settings = gemini_settings(retries);
-            write(root, "gemini/.gemini/settings.json", &settings);
-            vec![
-                ("GOOGLE_GEMINI_BASE_URL", base),
-                ("GEMINI_API_KEY", "fake-gemini-key".into()),
-                ("GEMINI_CLI_HOME", home("gemini")),
-                ("GEMINI_TELEMETRY_ENABLED", "false".into()),
-                ("GEMINI_SANDBOX", "false".into()),
-            ]
-        }
-        "opencode" => {
-            write(root, "opencode.json", &opencode_config(port));
-            vec![
-                ("OPENCODE_CONFIG", home("opencode.json")),
-                ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
-                ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
-                ("OPENCODE_DISABLE_SHARE", "1".into()),
-                ("OPENCODE_DISABLE_LSP_DOWNLOAD", "1".into()),
-                ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
-            ]
-        }
-        "qwen" => {
-            write(root, "qwen/settings.json", &qwen_settings(retries));
-            vec![
-                ("QWEN_HOME", home("qwen")),
-                ("OPENAI_BASE_URL", format!("{base}/qwen/v1")),
-                ("OPENAI_API_KEY", "sk-fake".into()),
-                ("OPENAI_MODEL", "fake-model".into()),
-            ]
-        }
-        // BYOK: with its own provider copilot needs no GitHub sign-in; offline, it asks
-        // nothing of GitHub either.
-        "copilot" => vec![
-            ("COPILOT_HOME", home("copilot")),
-            ("COPILOT_OFFLINE", "true".into()),
-            ("COPILOT_AUTO_UPDATE", "false".into()),
-            ("COPILOT_PROVIDER_BASE_URL", format!("{base}/copilot/v1")),
-            ("COPILOT_PROVIDER_API_KEY", "sk-fake".into()),
-            ("COPILOT_MODEL", "gpt-5.4".into()),
-        ],
-        other => panic!("{other} is not configured for the mock model here"),
-    };
-    if agent == clis::CLAUDE && retries == Retries::Shortened {
-        env.push(("CLAUDE_CODE_MAX_RETRIES", "0".into()));
+    let real = fixture(agent).real;
+    let mut setups = vec![real.always];
+    if retries == Retries::Shortened {
+        setups.push(real.shortened);
     }
-    env.into_iter()
-        .map(|(key, value)| (key.to_owned(), value))
-        .collect()
+    let fill = |text: &str| {
+        text.replace("{root}", &path(root))
+            .replace("{base}", &format!("http://127.0.0.1:{port}"))
+            .replace("{port}", &port.to_string())
+    };
+    let mut env = Vec::new();
+    for setup in setups {
+        for spec in &setup.files {
+            write_spec(root, spec, &fill);
+        }
+        env.extend(
+            setup
+                .env
+                .iter()
+                .map(|(key, value)| (key.clone(), fill(value))),
+        );
+    }
+    env
+}
+
+/// Append `spec`'s text to its file, or merge its JSON into the file's.
+fn write_spec(root: &Path, spec: &FileSpec, fill: &impl Fn(&str) -> String) {
+    let file = root.join(&spec.path);
+    let existing = std::fs::read_to_string(&file).unwrap_or_default();
+    let contents = match (&spec.text, &spec.json) {
+        (Some(text), None) => existing + &fill(text),
+        (None, Some(json)) => {
+            let mut merged: Value = serde_json::from_str(&existing).unwrap_or(Value::Null);
+            let json = serde_json::from_str(&fill(json))
+                .unwrap_or_else(|error| panic!("{}: {error}", spec.path));
+            merge(&mut merged, json);
+            merged.to_string()
+        }
+        _ => panic!("{}: give a file either `text` or `json`", spec.path),
+    };
+    write(root, &spec.path, &contents);
+}
+
+/// Merge `patch` into `target`: objects key by key, anything else replaced.
+fn merge(target: &mut Value, patch: Value) {
+    match (target, patch) {
+        (Value::Object(target), Value::Object(patch)) => {
+            for (key, value) in patch {
+                merge(target.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (target, patch) => *target = patch,
+    }
 }
 
 fn write(root: &Path, relative: &str, contents: &str) {
     let file = root.join(relative);
     std::fs::create_dir_all(file.parent().expect("a parent dir")).expect("config dir");
     std::fs::write(file, contents).expect("write config");
-}
-
-fn codex_config(port: u16, retries: Retries) -> String {
-    let mut config = format!(
-        "model = \"gpt-5.5\"\nmodel_provider = \"fake\"\n\n[model_providers.fake]\n\
-         name = \"Fake\"\nbase_url = \"http://127.0.0.1:{port}/v1\"\n\
-         env_key = \"FAKE_API_KEY\"\nwire_api = \"responses\"\nstream_idle_timeout_ms = 60000\n"
-    );
-    if retries == Retries::Shortened {
-        config.push_str(
-            "request_max_retries = 0\nstream_max_retries = 0\n\n\
-             [features]\nunbounded_connection_retries = false\n",
-        );
-    }
-    config
-}
-
-fn gemini_settings(retries: Retries) -> String {
-    let mut general = serde_json::json!({
-        "enableAutoUpdate": false,
-        "enableAutoUpdateNotification": false,
-    });
-    if retries == Retries::Shortened {
-        general["maxAttempts"] = 1.into();
-        general["retryFetchErrors"] = false.into();
-    }
-    serde_json::json!({
-        "security": {
-            "auth": { "selectedType": "gemini-api-key" },
-            "folderTrust": { "enabled": false },
-        },
-        "general": general,
-        "privacy": { "usageStatisticsEnabled": false },
-        "telemetry": { "enabled": false },
-    })
-    .to_string()
-}
-
-/// qwen's settings: the OpenAI-compatible provider from the environment, and no memory
-/// extraction (a second model request after every turn).
-fn qwen_settings(retries: Retries) -> String {
-    let mut settings = serde_json::json!({
-        "security": { "auth": { "selectedType": "openai" } },
-        "general": { "enableAutoUpdate": false },
-        "memory": { "enableManagedAutoMemory": false },
-        "privacy": { "usageStatisticsEnabled": false },
-        "telemetry": { "enabled": false },
-    });
-    if retries == Retries::Shortened {
-        // Its own retries of 5xx (7 attempts) are fixed; this stops the SDK's under them.
-        settings["model"] = serde_json::json!({ "generationConfig": { "maxRetries": 0 } });
-    }
-    settings.to_string()
-}
-
-fn opencode_config(port: u16) -> String {
-    serde_json::json!({
-        "$schema": "https://opencode.ai/config.json",
-        "model": "fake/fake-model",
-        "small_model": "fake/fake-model",
-        "autoupdate": false,
-        "share": "disabled",
-        "provider": { "fake": {
-            "npm": "@ai-sdk/openai-compatible",
-            "name": "Fake",
-            "options": { "baseURL": format!("http://127.0.0.1:{port}/v1"), "apiKey": "sk-fake" },
-            "models": { "fake-model": { "name": "Fake Model", "tool_call": true, "reasoning": true } },
-        } },
-    })
-    .to_string()
 }
 
 /// Run `request` through a fresh engine of `sandbox`, collecting the events it reports.
@@ -410,27 +349,21 @@ pub async fn run_on(
     (outcome, events)
 }
 
+/// The permission under which `agent` offers its shell tool to the model without asking.
+pub fn shell_permission(agent: Agent) -> Permission {
+    fixture(agent).real.shell_permission
+}
+
+/// A prompt whose shell call sleeps `secs` seconds.
+pub fn sleep_prompt(agent: Agent, secs: u32) -> String {
+    fixture(agent)
+        .real
+        .sleep_prompt
+        .replace("{secs}", &secs.to_string())
+}
+
 /// Generous bound for one real-CLI run on a loaded 2-core machine; opencode's fixed retries
 /// of a refused connection take about 70 s of it.
-/// The permission under which each CLI offers its shell tool to the model without asking.
-/// claude's `unlimited` needs `IS_SANDBOX=1` as root, which the engine checks in its own
-/// environment; `workspace-write` pre-approves Bash just as well.
-pub fn shell_permission(agent: Agent) -> Permission {
-    match agent.name() {
-        "claude" => Permission::WorkspaceWrite,
-        _ => Permission::Unlimited,
-    }
-}
-
-/// A prompt whose shell call sleeps `secs` seconds. qwen refuses a bare `sleep` ("run
-/// blocking commands in the background") unless a comment says the wait is meant.
-pub fn sleep_prompt(agent: Agent, secs: u32) -> String {
-    match agent.name() {
-        "qwen" => format!("RUN_SHELL: sleep {secs} # intentional-sleep: the test cancels it"),
-        _ => format!("RUN_SHELL: sleep {secs}"),
-    }
-}
-
 pub const RUN_DEADLINE: Duration = Duration::from_secs(180);
 
 /// The name a host CLI knows our server by: its model sees the tools as `mcp__cam__<tool>`.

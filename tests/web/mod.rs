@@ -58,7 +58,7 @@ pub struct Dashboard {
 impl Dashboard {
     /// `cli-agent-mcp dashboard` on the store in `state`; waits for its URL.
     pub async fn start(state: &Path) -> Self {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+        let mut child = Command::from(crate::common::cam_command())
             .arg("dashboard")
             .env("CAM_STATE_DIR", state)
             .env_remove("CAM_LOG")
