@@ -214,6 +214,7 @@ mod tests {
         Scheduler::new(Caps {
             total,
             per_agent: per_agent.iter().copied().collect(),
+            worktrees: 20,
         })
     }
 

@@ -81,6 +81,7 @@ pub(super) fn outcome(answer: &str) -> Outcome {
             message: "429".into(),
             hint: Some("wait".into()),
         }),
+        tree: None,
     }
 }
 
