@@ -243,6 +243,29 @@ pub enum JobsAction {
     },
     /// Ask the server running a job to cancel it, and wait up to 10 s to see it end.
     Cancel { id: JobId },
+    /// What a job changed, as a unified diff (optionally only some files).
+    Diff {
+        id: JobId,
+        /// Only these files (relative to the repository's top level).
+        paths: Vec<String>,
+    },
+    /// Bring an isolated job's changes into its workspace as uncommitted changes (all or
+    /// nothing: a conflict changes nothing and names the files).
+    Apply {
+        id: JobId,
+        /// Only say whether it would apply.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Remove an isolated job's worktree and branch.
+    Discard { id: JobId },
+    /// Take an in-place job's changes out of its workspace again (all or nothing).
+    Revert {
+        id: JobId,
+        /// Only say whether it would go through.
+        #[arg(long)]
+        check: bool,
+    },
     /// Delete finished jobs older than this many days, with their events.
     Prune {
         /// Default: CAM_JOB_RETENTION_DAYS, else 7.

@@ -6,6 +6,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use super::review;
 use crate::cli::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
     CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
@@ -17,7 +18,7 @@ const EXIT_FAILED: u8 = 1;
 const TRANSCRIPT_PAGE: u64 = 1000;
 
 #[derive(Debug, thiserror::Error)]
-enum CommandError {
+pub(super) enum CommandError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot write to stdout: {0}")]
@@ -25,6 +26,8 @@ enum CommandError {
     /// The job did not do what was asked of it: the message says what happened.
     #[error("{0}")]
     Failed(String),
+    #[error(transparent)]
+    Review(#[from] crate::jobs::review::ReviewError),
 }
 
 pub fn run(args: JobsArgs, settings: &StoreSettings) -> u8 {
@@ -51,6 +54,10 @@ fn execute(args: JobsArgs, settings: &StoreSettings) -> Result<(), CommandError>
         Some(JobsAction::Result { id, transcript }) if transcript => print_transcript(&store, &id),
         Some(JobsAction::Result { id, .. }) => print_result(&store, &id, json),
         Some(JobsAction::Cancel { id }) => cancel(&store, &id, json),
+        Some(JobsAction::Diff { id, paths }) => review::diff(&store, &id, &paths, json),
+        Some(JobsAction::Apply { id, check }) => review::apply(&store, &id, check, json),
+        Some(JobsAction::Discard { id }) => review::discard(&store, &id, json),
+        Some(JobsAction::Revert { id, check }) => review::revert(&store, &id, check, json),
         Some(JobsAction::Prune { older_than_days }) => {
             prune(&store, older_than_days, settings, json)
         }
@@ -252,7 +259,7 @@ fn prune(
     }
 }
 
-fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
+pub(super) fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())

@@ -6,5 +6,6 @@ pub mod config;
 pub mod dashboard;
 pub mod doctor;
 pub mod jobs;
+mod review;
 pub mod run;
 pub mod serve;

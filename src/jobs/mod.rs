@@ -5,6 +5,7 @@ mod job;
 mod lookup;
 mod manager;
 mod progress;
+pub mod review;
 mod scheduler;
 pub mod store;
 mod trees;

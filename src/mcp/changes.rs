@@ -62,7 +62,7 @@ impl ChangesReport {
                 if n == 1 { "" } else { "s" },
                 self.changes.lines_added,
                 self.changes.lines_removed,
-                self.changes.files.iter().map(describe).collect::<Vec<_>>().join(", "),
+                describe_files(&self.changes),
                 self.more_files.map_or(String::new(), |n| format!(", and {n} more")),
             ),
         };
@@ -77,6 +77,12 @@ impl ChangesReport {
         }
         text
     }
+}
+
+/// The files of `changes`, each with what happened to it, comma-separated.
+pub fn describe_files(changes: &Changes) -> String {
+    let files: Vec<_> = changes.files.iter().map(describe).collect();
+    files.join(", ")
 }
 
 fn describe(file: &FileChange) -> String {

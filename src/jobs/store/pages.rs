@@ -126,6 +126,13 @@ fn page(text: String, offset: u64, end: u64, total: u64) -> TextPage {
     }
 }
 
+impl TextPage {
+    /// Characters `offset..offset + limit` of `text`, as the answer is paged.
+    pub fn of_chars(text: &str, offset: u64, limit: u64) -> Self {
+        chars(text, offset, limit.max(1))
+    }
+}
+
 /// Characters `offset..offset + limit` of `text`.
 fn chars(text: &str, offset: u64, limit: u64) -> TextPage {
     let total = text.chars().count() as u64;

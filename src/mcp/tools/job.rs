@@ -10,7 +10,11 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{arguments_schema, job_cancel, job_list, job_result, job_wait};
+use super::{
+    arguments_schema, job_apply, job_cancel, job_diff, job_discard, job_list, job_result,
+    job_revert, job_wait,
+};
+use crate::jobs::review::ReviewError;
 use crate::jobs::store::{BadJobId, JobId};
 use crate::jobs::{JobProgress, Jobs, JobsError};
 use crate::mcp::result::error_result;
@@ -21,10 +25,23 @@ pub enum JobTool {
     Result,
     Cancel,
     List,
+    Diff,
+    Apply,
+    Discard,
+    Revert,
 }
 
 impl JobTool {
-    pub const ALL: [JobTool; 4] = [Self::Wait, Self::Result, Self::Cancel, Self::List];
+    pub const ALL: [JobTool; 8] = [
+        Self::Wait,
+        Self::Result,
+        Self::Cancel,
+        Self::List,
+        Self::Diff,
+        Self::Apply,
+        Self::Discard,
+        Self::Revert,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -32,6 +49,10 @@ impl JobTool {
             Self::Result => "job_result",
             Self::Cancel => "job_cancel",
             Self::List => "job_list",
+            Self::Diff => "job_diff",
+            Self::Apply => "job_apply",
+            Self::Discard => "job_discard",
+            Self::Revert => "job_revert",
         }
     }
 
@@ -53,6 +74,22 @@ impl JobTool {
                 false,
             ),
             Self::List => (job_list::DESCRIPTION, schema::<job_list::ListArgs>(), true),
+            Self::Diff => (job_diff::DESCRIPTION, schema::<job_diff::DiffArgs>(), true),
+            Self::Apply => (
+                job_apply::DESCRIPTION,
+                schema::<job_apply::MergeArgs>(),
+                false,
+            ),
+            Self::Discard => (
+                job_discard::DESCRIPTION,
+                schema::<job_discard::DiscardArgs>(),
+                false,
+            ),
+            Self::Revert => (
+                job_revert::DESCRIPTION,
+                schema::<job_apply::MergeArgs>(),
+                false,
+            ),
         };
         let mut tool = Tool::new(self.name(), description, schema);
         tool.annotations = Some(
@@ -83,6 +120,8 @@ pub enum JobToolError {
     Jobs(#[from] JobsError),
     #[error("{0}")]
     BadStatus(String),
+    #[error(transparent)]
+    Review(#[from] ReviewError),
 }
 
 /// What a job tool needs of the server.
@@ -116,6 +155,10 @@ async fn dispatch(
         JobTool::Result => job_result::result(parse(tool, arguments)?, context).await,
         JobTool::Cancel => job_cancel::cancel(parse(tool, arguments)?, context).await,
         JobTool::List => job_list::list(parse(tool, arguments)?, context).await,
+        JobTool::Diff => job_diff::diff(parse(tool, arguments)?, context).await,
+        JobTool::Apply => job_apply::apply(parse(tool, arguments)?, context).await,
+        JobTool::Discard => job_discard::discard(parse(tool, arguments)?, context).await,
+        JobTool::Revert => job_revert::revert(parse(tool, arguments)?, context).await,
     }
 }
 
@@ -127,6 +170,16 @@ pub(super) fn parse<T: DeserializeOwned>(
         tool: tool.name(),
         source,
     })
+}
+
+/// Runs blocking work (git, the store) off the runtime's threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ReviewError> + Send + 'static,
+) -> Result<T, JobToolError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| JobToolError::BadStatus(format!("internal error: {error}")))?
+        .map_err(JobToolError::Review)
 }
 
 pub(super) fn parse_id(text: &str) -> Result<JobId, JobToolError> {

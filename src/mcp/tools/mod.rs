@@ -1,13 +1,17 @@
 //! The tools the server offers: the agent tools (`agent`, one per CLI or custom agent, chosen
 //! into a [`Catalogue`]) and the job tools (`job` and one file per tool: `job_wait`,
-//! `job_result`, `job_cancel`, `job_list`). A new tool is a file here, named in [`job`] or the
+//! `job_result`, `job_cancel`, `job_list`, `job_diff`, `job_apply`, `job_discard`, `job_revert`). A new tool is a file here, named in [`job`] or the
 //! catalogue. Called by the handler; calls `jobs`, `policy` and `result`.
 
 mod agent;
 mod job;
+mod job_apply;
 mod job_cancel;
+mod job_diff;
+mod job_discard;
 mod job_list;
 mod job_result;
+mod job_revert;
 mod job_wait;
 
 use cli_agent_engine::Agent;

@@ -1,0 +1,58 @@
+//! `job_apply`: an isolated job's changes brought into the caller's workspace, all or nothing.
+
+use cli_agent_engine::git::Merged;
+use rmcp::model::{CallToolResult, ContentBlock};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::job::{JobToolContext, JobToolError, blocking, parse_id};
+use crate::jobs::review;
+use crate::jobs::store::JobId;
+use crate::mcp::changes::describe_files;
+
+pub(super) const DESCRIPTION: &str = "Bring the changes of a job isolated in a worktree into \
+    its workspace, as uncommitted changes, by a three-way merge against the state the job \
+    started from. Never loses anything: where the workspace changed the same lines since, it \
+    refuses, names each conflicting file and leaves the workspace exactly as it was. check: \
+    true only says whether it would apply. After an apply the job's worktree is removed; its \
+    branch stays until the job is pruned.";
+
+/// The arguments of `job_apply` and `job_revert`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeArgs {
+    pub job_id: String,
+    /// Only find out whether it would go through; change nothing.
+    #[serde(default)]
+    pub check: bool,
+}
+
+pub(super) async fn apply(
+    args: MergeArgs,
+    context: &JobToolContext<'_>,
+) -> Result<CallToolResult, JobToolError> {
+    let id = parse_id(&args.job_id)?;
+    let store = context.jobs.store()?.clone();
+    let (of, check) = (id.clone(), args.check);
+    let merged = blocking(move || review::apply(&store, &of, check)).await?;
+    Ok(merged_result("apply", &id, &merged))
+}
+
+/// What an apply or revert did (or, checked, would do) to the workspace.
+pub(super) fn merged_result(action: &str, id: &JobId, merged: &Merged) -> CallToolResult {
+    let files = describe_files(&merged.changes);
+    let text = match (merged.written, merged.changes.is_empty()) {
+        (_, true) => format!("{action} of job {id}: nothing to change, the workspace has it all"),
+        (true, false) => format!("{action} of job {id} done, in the workspace: {files}"),
+        (false, false) => format!("{action} of job {id} would go through cleanly: {files}"),
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "job_id": id,
+        "action": action,
+        "written": merged.written,
+        "changes": merged.changes,
+    }));
+    result
+}

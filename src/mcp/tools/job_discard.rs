@@ -1,0 +1,39 @@
+//! `job_discard`: an isolated job's worktree and branch removed.
+
+use rmcp::model::{CallToolResult, ContentBlock};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::job::{JobToolContext, JobToolError, blocking, parse_id};
+use crate::jobs::review;
+
+pub(super) const DESCRIPTION: &str = "Drop the work of a job isolated in a worktree: removes \
+    its worktree and its branch. Its diff stays readable (job_diff) until the job is pruned.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiscardArgs {
+    pub job_id: String,
+}
+
+pub(super) async fn discard(
+    args: DiscardArgs,
+    context: &JobToolContext<'_>,
+) -> Result<CallToolResult, JobToolError> {
+    let id = parse_id(&args.job_id)?;
+    let store = context.jobs.store()?.clone();
+    let discarded = blocking(move || review::discard(&store, &id)).await?;
+    let removed = discarded
+        .worktree
+        .as_ref()
+        .map_or("its worktree was gone already".to_owned(), |path| {
+            format!("removed its worktree {}", path.display())
+        });
+    let text = format!(
+        "discarded job {}: {removed} and its branch {}",
+        discarded.job_id, discarded.branch
+    );
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = serde_json::to_value(&discarded).ok();
+    Ok(result)
+}
