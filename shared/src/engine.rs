@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
+use crate::check::run_command;
 use crate::cli::UsageFile;
 use crate::command;
 use crate::config::EngineConfig;
@@ -19,7 +20,7 @@ use crate::event::AgentEvent;
 use crate::git::JobKey;
 use crate::isolation::{RunTree, TreeError, TreeOutcome, TreePlan, Tracking};
 use crate::locate::find_cli;
-use crate::outcome::{Outcome, Usage};
+use crate::outcome::{Outcome, Status, Usage};
 use crate::process::{self, RunMarker};
 use crate::request::RunRequest;
 use crate::supervise::{Limits, Observer, supervise};
@@ -165,6 +166,8 @@ impl Engine {
             usage_file,
             placed,
         } = prepared;
+        let limits = self.limits(&request);
+        let setup = self.set_up(&request, &command, placed.as_ref(), &cancel).await;
         let marker = RunMarker::new();
         let spawned = match process::spawn(&command, &request.workspace, &marker) {
             Ok(spawned) => spawned,
@@ -176,31 +179,68 @@ impl Engine {
             }
         };
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
-
-        let limits = self.limits(&request);
         let prompt = std::mem::take(&mut request.prompt);
-        let (mut transcript, end) = supervise(
-            spawned,
-            marker,
-            request.agent,
-            prompt,
-            limits,
-            cancel,
-            observer,
-        )
-        .await;
-
+        let (agent, token) = (request.agent, cancel.clone());
+        let (mut transcript, end) =
+            supervise(spawned, marker, agent, prompt, limits, token, observer).await;
         let reported = self
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
-        let (tree, warning) = settle_tree(placed).await;
-        outcome.tree = tree;
-        outcome.warnings.extend(warning);
+        outcome.warnings.extend(setup);
+        self.after_agent(&request, &command, &mut outcome, placed, &cancel)
+            .await;
         outcome.redact_secrets();
         self.remember(&request, &outcome, reported);
         tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
         Ok(outcome)
+    }
+
+    /// A new worktree's setup command, before the agent starts. A failure is a warning: the
+    /// agent still runs, and its check will tell.
+    async fn set_up(
+        &self,
+        request: &RunRequest,
+        command: &command::CommandLine,
+        placed: Option<&(JobKey, Tracking)>,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let setup = request.setup.as_deref()?;
+        let tree = match placed {
+            Some((_, Tracking::Tracked(tree))) => tree,
+            _ => return None,
+        };
+        tree.worktree.as_ref()?;
+        let limit = self.limits(request).total;
+        let ran = run_command(setup, &request.workspace, &command.env, limit, cancel).await;
+        (!ran.passed).then(|| {
+            format!(
+                "the setup command `{setup}` failed in the worktree ({}); the agent ran anyway. \
+                 Its output ends: {}",
+                ran.describe_end(),
+                ran.output_tail
+            )
+        })
+    }
+
+    /// After the agent: the caller's check in the run's tree, then what the run changed.
+    async fn after_agent(
+        &self,
+        request: &RunRequest,
+        command: &command::CommandLine,
+        outcome: &mut Outcome,
+        placed: Option<(JobKey, Tracking)>,
+        cancel: &CancellationToken,
+    ) {
+        let ended = matches!(outcome.status, Status::Completed | Status::Failed);
+        if let (Some(check), true) = (&request.check, ended) {
+            let limit = self.limits(request).total;
+            let env = &command.env;
+            outcome.check = Some(run_command(check, &request.workspace, env, limit, cancel).await);
+        }
+        let (tree, warning) = settle_tree(placed).await;
+        outcome.tree = tree;
+        outcome.warnings.extend(warning);
     }
 
     fn limits(&self, request: &RunRequest) -> Limits {

@@ -3,6 +3,7 @@
 //! every process the run started. It knows nothing of MCP.
 
 pub mod agent;
+pub mod check;
 mod classify;
 pub mod cli;
 pub mod clis;

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Agent;
+use crate::check::CommandOutcome;
 use crate::isolation::TreeOutcome;
 use crate::redact::redact_in_place;
 
@@ -36,6 +37,9 @@ pub struct Outcome {
     /// What the run changed and where it worked: runs that may write, and isolated runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tree: Option<TreeOutcome>,
+    /// The caller's check command, run in the run's tree after the agent ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<CommandOutcome>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -89,6 +93,7 @@ impl Outcome {
             warnings: Vec::new(),
             error: Some(error),
             tree: None,
+            check: None,
         }
     }
 

@@ -78,6 +78,10 @@ pub struct RunRequest {
     pub isolation: Isolation,
     /// What an isolated run's worktree starts from.
     pub base: Base,
+    /// Run in an isolated run's new worktree before the agent starts (installing dependencies).
+    pub setup: Option<String>,
+    /// Run in the run's tree after the agent ends (tests, lint): its result is in the outcome.
+    pub check: Option<String>,
 }
 
 impl RunRequest {
@@ -93,6 +97,8 @@ impl RunRequest {
             append_system_prompt: None,
             isolation: Isolation::None,
             base: Base::WorkingState,
+            setup: None,
+            check: None,
         }
     }
 }

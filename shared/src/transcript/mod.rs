@@ -216,6 +216,7 @@ impl Transcript {
             warnings,
             error,
             tree: None,
+            check: None,
         }
     }
 

@@ -291,6 +291,7 @@ fn kept(outcome: &Outcome) -> Outcome {
         warnings: outcome.warnings.clone(),
         error: outcome.error.clone(),
         tree: outcome.tree.clone(),
+        check: outcome.check.clone(),
         ..*outcome
     }
 }

@@ -82,6 +82,7 @@ pub(super) fn outcome(answer: &str) -> Outcome {
             hint: Some("wait".into()),
         }),
         tree: None,
+        check: None,
     }
 }
 
