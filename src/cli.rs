@@ -199,6 +199,10 @@ pub struct RunArgs {
     /// untracked work included) or `head` (the last commit).
     #[arg(long, value_name = "BASE", default_value = "working", value_parser = parse_base)]
     pub base: Base,
+    /// A shell command run in the run's tree after the agent ends (tests, lint); its exit code
+    /// and output tail are reported. Default: the repository's configured check.
+    #[arg(long, value_name = "COMMAND")]
+    pub check: Option<String>,
     /// Print the whole outcome as one JSON object instead of the answer.
     #[arg(long)]
     pub json: bool,

@@ -3,7 +3,7 @@
 //! parses none of them.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::environment::EnvPattern;
@@ -30,6 +30,29 @@ pub struct EngineConfig {
     pub stderr_tail_bytes: usize,
     /// Variables every CLI receives besides its own (`CAM_PASS_ENV`).
     pub pass_env: Vec<EnvPattern>,
+    /// Commands of the user's own per repository: a run whose workspace is inside one gets
+    /// its `setup` and, unless it names one, its `check` (the deepest match wins).
+    pub repositories: Vec<RepositoryCommands>,
+}
+
+/// `[repositories."<path>"]` of the config file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RepositoryCommands {
+    pub path: PathBuf,
+    /// Prepares an isolated run's new worktree before the agent starts.
+    pub setup: Option<String>,
+    /// Run in the run's tree after the agent ends.
+    pub check: Option<String>,
+}
+
+impl EngineConfig {
+    /// The commands configured for the repository holding `workspace`.
+    pub fn repository_commands(&self, workspace: &Path) -> Option<&RepositoryCommands> {
+        self.repositories
+            .iter()
+            .filter(|repo| workspace.starts_with(&repo.path))
+            .max_by_key(|repo| repo.path.components().count())
+    }
 }
 
 impl Default for EngineConfig {
@@ -44,6 +67,7 @@ impl Default for EngineConfig {
             max_line_bytes: 64 * 1024 * 1024,
             stderr_tail_bytes: 64 * 1024,
             pass_env: Vec::new(),
+            repositories: Vec::new(),
         }
     }
 }

@@ -22,7 +22,8 @@ use crate::isolation::{RunTree, TreeError, TreeOutcome, TreePlan, Tracking};
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Status, Usage};
 use crate::process::{self, RunMarker};
-use crate::request::RunRequest;
+use crate::isolation::Isolation;
+use crate::request::{Permission, RunRequest};
 use crate::supervise::{Limits, Observer, supervise};
 use crate::transcript::Transcript;
 
@@ -103,6 +104,7 @@ impl Engine {
             .ok()
             .filter(|path| path.is_dir())
             .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
+        self.add_repository_commands(&mut request);
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
         let mut command = command::build(&request, &program, &self.config.pass_env)?;
@@ -241,6 +243,20 @@ impl Engine {
         let (tree, warning) = settle_tree(placed).await;
         outcome.tree = tree;
         outcome.warnings.extend(warning);
+    }
+
+    /// The configured setup and check of the workspace's repository, for a run that may write
+    /// or is isolated (a read-only run in place changes nothing to check).
+    fn add_repository_commands(&self, request: &mut RunRequest) {
+        let measured =
+            request.permission != Permission::ReadOnly || request.isolation != Isolation::None;
+        let Some(commands) = self.config.repository_commands(&request.workspace) else {
+            return;
+        };
+        if measured {
+            request.setup = commands.setup.clone();
+            request.check = request.check.take().or_else(|| commands.check.clone());
+        }
     }
 
     fn limits(&self, request: &RunRequest) -> Limits {

@@ -128,6 +128,7 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
         .or(agent.profile().isolation)
         .unwrap_or_default();
     request.base = args.base;
+    request.check = args.check.clone();
     Ok(request)
 }
 

@@ -43,6 +43,19 @@ pub struct FileSettings {
     /// `[agents.<name>]`: settings of a built-in agent, or a custom agent with `base`.
     #[serde(default, skip_serializing)]
     pub agents: BTreeMap<String, AgentSettings>,
+    /// `[repositories."<path>"]`: the setup and check commands of a repository.
+    #[serde(default, skip_serializing)]
+    pub repositories: BTreeMap<PathBuf, RepositorySettings>,
+}
+
+/// `[repositories."<path>"]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RepositorySettings {
+    /// Prepares an isolated run's new worktree before the agent starts.
+    pub setup: Option<String>,
+    /// Run in a run's tree after the agent ends, unless the call names its own.
+    pub check: Option<String>,
 }
 
 /// The keys of the job store's settings and their variables, which win over the file.

@@ -20,6 +20,7 @@ use cli_agent_engine::{Agent, EngineConfig};
 
 pub use self::agents::Configured;
 use self::file::{ConfigFile, FileError, Location, STORE_VARS};
+use cli_agent_engine::config::RepositoryCommands;
 use self::layer::{FileDefaults, Source};
 use crate::cli::{self, Cli};
 use crate::jobs::store::StoreSettings;
@@ -102,7 +103,25 @@ impl Loaded {
                 binaries.insert(configured.agent.name().to_owned(), bin.clone());
             }
         }
-        self.cli.engine.config(binaries)
+        let mut config = self.cli.engine.config(binaries);
+        config.repositories = self.repositories();
+        config
+    }
+
+    /// `[repositories."<path>"]`, each path as it resolves now (a missing one as written).
+    fn repositories(&self) -> Vec<RepositoryCommands> {
+        let Some(file) = &self.file else {
+            return Vec::new();
+        };
+        let repositories = &file.settings.repositories;
+        repositories
+            .iter()
+            .map(|(path, settings)| RepositoryCommands {
+                path: std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                setup: settings.setup.clone(),
+                check: settings.check.clone(),
+            })
+            .collect()
     }
 
     pub fn agents(&self) -> Vec<Agent> {

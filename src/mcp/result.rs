@@ -4,6 +4,7 @@
 //! that returns the rest, and reasoning, tools and stderr are cut hard. The text content says
 //! the same for clients that read text: the error with its hint, the answer, one summary line.
 
+use cli_agent_engine::check::CommandOutcome;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{Agent, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -65,6 +66,9 @@ pub struct JobReport {
     /// What the run changed, for a run that may write in git or an isolated one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub changes: Option<ChangesReport>,
+    /// The check command run in the job's tree after the agent ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub check: Option<CommandOutcome>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -95,6 +99,7 @@ impl JobReport {
             stderr_tail: None,
             warnings: Vec::new(),
             changes: None,
+            check: None,
         }
     }
 
@@ -120,6 +125,7 @@ impl JobReport {
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
             changes: outcome.tree.as_ref().map(|tree| ChangesReport::of(id, tree)),
+            check: outcome.check.clone(),
             ..Self::new(id, &outcome.agent, finished.status)
         }
     }
@@ -178,6 +184,9 @@ impl JobReport {
         }
         if let Some(changes) = &self.changes {
             texts.push(changes.text());
+        }
+        if let Some(check) = &self.check {
+            texts.push(check_text(check));
         }
         texts.push(self.summary());
         texts
@@ -249,6 +258,21 @@ impl JobReport {
         result.structured_content = serde_json::to_value(&self).ok();
         result
     }
+}
+
+/// A check's verdict, with the end of its output when it did not pass.
+pub fn check_text(check: &CommandOutcome) -> String {
+    let seconds = check.duration_ms as f64 / 1000.0;
+    let verdict = if check.passed { "passed" } else { "FAILED" };
+    let mut text = format!(
+        "check `{}`: {verdict} ({}) in {seconds:.1} s",
+        check.command,
+        check.describe_end()
+    );
+    if !check.passed && !check.output_tail.is_empty() {
+        text.push_str(&format!("; its output ends:\n```\n{}\n```", check.output_tail));
+    }
+    text
 }
 
 /// The `job_wait` call that collects `id`.

@@ -65,6 +65,11 @@ pub struct ToolArgs {
     /// is now, uncommitted and untracked work included) or `head` (the last commit alone).
     #[schemars(schema_with = "base_schema")]
     pub base: Option<BaseArg>,
+    /// A shell command run in the job's tree after the agent ends (tests, lint, a build): its
+    /// exit code and output tail come back in the result as `check`, so you compare facts, not
+    /// the agent's claims. It runs with the job's time limit; it needs permission
+    /// workspace-write or above. Default: the repository's configured check, if any.
+    pub check: Option<String>,
 }
 
 /// The `base` argument's values.
@@ -154,6 +159,11 @@ pub enum ArgsError {
     ZeroTimeout,
     #[error("no workspace given, and the server's working directory is unknown: pass `workspace`")]
     NoWorkspace,
+    #[error(
+        "`check` runs a shell command that may write (builds, tests), so it needs permission \
+         workspace-write or above: raise `permission`, or leave `check` out"
+    )]
+    CheckNeedsWrite,
     #[error(transparent)]
     Refused(#[from] Refusal),
 }
@@ -204,6 +214,10 @@ pub fn call_request(
         .isolation
         .or(agent.profile().isolation)
         .unwrap_or_default();
+    request.check = given(args.check);
+    if request.check.is_some() && request.permission == Permission::ReadOnly {
+        return Err(ArgsError::CheckNeedsWrite);
+    }
     request.base = match args.base {
         Some(BaseArg::Head) => Base::Head,
         Some(BaseArg::Working) | None => Base::WorkingState,
