@@ -6,11 +6,13 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use cli_agent_engine::git::disk_usage;
+
 use super::review;
 use crate::cli::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
     CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
-    StoreSettings, now_ms,
+    StoreSettings, TreeSummary, now_ms,
 };
 
 const EXIT_FAILED: u8 = 1;
@@ -101,6 +103,9 @@ fn list(store: &Store, args: JobsListArgs, json: bool) -> Result<(), CommandErro
             one_line(&job.prompt_preview, 40),
         )?;
     }
+    if let Some(footer) = worktrees_footer(store)? {
+        eprintln!("{footer}");
+    }
     Ok(())
 }
 
@@ -113,6 +118,11 @@ fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
     writeln!(out, "{id}")?;
     for (name, value) in show_rows(&job, now_ms()) {
         writeln!(out, "  {name:<10}  {value}")?;
+    }
+    if let Some(tree) = &job.tree {
+        for (name, value) in tree_rows(id, tree) {
+            writeln!(out, "  {name:<10}  {value}")?;
+        }
     }
     if let Some(error) = &job.error {
         let hint = error.hint.as_deref().unwrap_or("-");
@@ -166,6 +176,41 @@ fn show_rows(job: &JobRecord, now: u64) -> [(&'static str, String); 12] {
         ),
         ("prompt", one_line(&job.prompt_preview, 200)),
     ]
+}
+
+/// What `jobs show` says of a job's tree, with the commands that review it.
+fn tree_rows(id: &JobId, tree: &TreeSummary) -> Vec<(&'static str, String)> {
+    let mut rows = vec![("isolation", format!("{} ({})", tree.isolation, tree.state))];
+    if let (Some(branch), Some(path)) = (&tree.branch, &tree.worktree) {
+        rows.push(("worktree", format!("{} (branch {branch})", path.display())));
+    }
+    if let Some(files) = tree.files_changed {
+        rows.push((
+            "changes",
+            format!(
+                "{files} files (+{} -{}): cli-agent-mcp jobs diff {id}",
+                tree.lines_added.unwrap_or(0),
+                tree.lines_removed.unwrap_or(0)
+            ),
+        ));
+    }
+    rows
+}
+
+/// The worktrees of isolated jobs that still exist, and the disk they use.
+fn worktrees_footer(store: &Store) -> Result<Option<String>, CommandError> {
+    let live = store.live_worktrees()?;
+    if live.is_empty() {
+        return Ok(None);
+    }
+    let bytes: u64 = live.iter().map(|(_, path)| disk_usage(path)).sum();
+    Ok(Some(format!(
+        "{} worktrees of isolated jobs use {:.1} MiB under {}: review them (jobs diff ID), then \
+         jobs apply ID or jobs discard ID",
+        live.len(),
+        bytes as f64 / (1024.0 * 1024.0),
+        store.worktrees_dir().display()
+    )))
 }
 
 /// The whole answer, exactly as the agent gave it; a job that did not complete also says why

@@ -20,6 +20,7 @@ use crate::jobs::store::{
     JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings, TreeRecord, TreeState,
 };
 use crate::mcp::ChangesReport;
+use crate::mcp::result::check_text;
 
 /// Exit codes of `run`.
 const EXIT_FAILED: u8 = 1;
@@ -183,6 +184,9 @@ fn print_outcome(outcome: &Outcome, json: bool, id: Option<&JobId>) {
     }
     if let (false, Some(tree), Some(id)) = (json, &outcome.tree, id) {
         eprintln!("{}", ChangesReport::of(id, tree).text());
+    }
+    if let (false, Some(check)) = (json, &outcome.check) {
+        eprintln!("{}", check_text(check));
     }
 }
 

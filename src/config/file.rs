@@ -27,6 +27,7 @@ pub struct FileSettings {
     pub max_permission: Option<String>,
     pub progress_heartbeat_secs: Option<u64>,
     pub max_runs: Option<u64>,
+    pub max_worktrees: Option<u64>,
     pub handoff_secs: Option<u64>,
     pub max_result_chars: Option<u64>,
     pub http: Option<String>,

@@ -256,7 +256,9 @@ mod tests {
             state_dir: Some("/x".into()),
             job_retention_days: Some(1),
             transcript_max_bytes: Some(1),
+            max_worktrees: Some(1),
             agents: Default::default(),
+            repositories: Default::default(),
         };
         let table = toml::Table::try_from(&every).expect("serializes");
         table.keys().cloned().collect()

@@ -114,3 +114,46 @@ fn next_calls(id: &JobId, outcome: &TreeOutcome) -> Option<String> {
         return None;
     })
 }
+
+/// Two jobs that changed some of the same files.
+#[derive(Clone, Debug, Serialize, JsonSchema)]
+pub struct Overlap {
+    pub jobs: [JobId; 2],
+    pub files: Vec<String>,
+}
+
+impl Overlap {
+    pub fn text(&self) -> String {
+        let [first, second] = &self.jobs;
+        format!(
+            "jobs {first} and {second} both changed {}: applying both may conflict; apply one, \
+             then job_apply {{\"job_id\": \"…\", \"check\": true}} tells whether the other still fits",
+            self.files.join(", ")
+        )
+    }
+}
+
+/// The pairs of jobs whose reported changes share files.
+pub fn overlaps<'a>(jobs: impl IntoIterator<Item = (&'a JobId, &'a ChangesReport)>) -> Vec<Overlap> {
+    let jobs: Vec<_> = jobs.into_iter().collect();
+    let mut found = Vec::new();
+    for (at, (first, mine)) in jobs.iter().enumerate() {
+        for (second, theirs) in &jobs[at + 1..] {
+            let files: Vec<String> = mine
+                .changes
+                .files
+                .iter()
+                .filter(|file| theirs.changes.files.iter().any(|other| other.path == file.path))
+                .map(|file| file.path.clone())
+                .collect();
+            if !files.is_empty() {
+                found.push(Overlap {
+                    jobs: [(*first).clone(), (*second).clone()],
+                    files,
+                });
+            }
+        }
+    }
+    found
+}
+

@@ -14,7 +14,7 @@ mod handler;
 mod lifecycle;
 pub mod policy;
 mod progress;
-mod result;
+pub mod result;
 mod signals;
 mod tasks;
 pub mod tools;

@@ -33,7 +33,7 @@ pub use error::StoreError;
 pub use id::{BadJobId, JobId};
 pub use queries::now_ms;
 pub use record::{
-    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage,
+    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,
 };
 pub use recorder::Recorder;
 pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};

@@ -1,5 +1,6 @@
 //! A job's life in the store: insert, run, finish, read, list, prune.
 
+use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -8,7 +9,9 @@ use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::id::JobId;
-use super::record::{JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo};
+use super::record::{
+    JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo, TreeSummary,
+};
 use super::{Store, StoreError};
 
 /// The prompt's first characters kept in the row.
@@ -20,7 +23,10 @@ pub(super) const RECORD: &str =
     "id, agent, origin, status, workspace, permission, model, prompt_preview,
     created_ms, started_ms, finished_ms, owner_pid, owner_start, progress, session_id,
     answer_chars, outcome -> '$.error', outcome -> '$.usage',
-    events, event_bytes, dropped_events, dropped_bytes";
+    events, event_bytes, dropped_events, dropped_bytes,
+    tree ->> '$.tree.isolation', tree_state, tree ->> '$.tree.worktree.branch',
+    tree ->> '$.tree.worktree.path', outcome ->> '$.tree.changes.files_changed',
+    outcome ->> '$.tree.changes.lines_added', outcome ->> '$.tree.changes.lines_removed'";
 
 impl Store {
     pub fn insert(&self, job: &NewJob) -> Result<(), StoreError> {
@@ -244,7 +250,27 @@ pub(super) fn record(row: &Row) -> rusqlite::Result<JobRecord> {
             dropped_events: row.get(20)?,
             dropped_bytes: row.get(21)?,
         },
+        tree: tree_summary(row, 22)?,
     })
+}
+
+/// The [`TreeSummary`] in the columns from `first` on; `None` for a job without a tree.
+fn tree_summary(row: &Row, first: usize) -> rusqlite::Result<Option<TreeSummary>> {
+    let Some(isolation) = row.get::<_, Option<String>>(first)? else {
+        return Ok(None);
+    };
+    let isolation = isolation.parse().map_err(|error: String| {
+        rusqlite::Error::FromSqlConversionFailure(first, Type::Text, error.into())
+    })?;
+    Ok(Some(TreeSummary {
+        isolation,
+        state: parsed(row, first + 1)?,
+        branch: row.get(first + 2)?,
+        worktree: row.get::<_, Option<String>>(first + 3)?.map(PathBuf::from),
+        files_changed: row.get(first + 4)?,
+        lines_added: row.get(first + 5)?,
+        lines_removed: row.get(first + 6)?,
+    }))
 }
 
 pub(super) fn owner(row: &Row, first: usize) -> rusqlite::Result<Owner> {

@@ -8,6 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::id::JobId;
+use super::trees::TreeState;
+use cli_agent_engine::isolation::Isolation;
 
 /// Where a job is in its life. `queued` and `running` are the unfinished states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -204,6 +206,27 @@ pub struct JobRecord {
     pub error: Option<ErrorInfo>,
     pub usage: Option<Usage>,
     pub transcript: TranscriptInfo,
+    /// Where it worked and what it changed: runs that may write in git, and isolated runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tree: Option<TreeSummary>,
+}
+
+/// A job's tree in brief: `job_diff` and `jobs show` tell the rest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct TreeSummary {
+    pub isolation: Isolation,
+    pub state: TreeState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<PathBuf>,
+    /// Known once the run ended and was measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_added: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines_removed: Option<u64>,
 }
 
 /// What the store holds of a job's events, and what its size cap dropped.

@@ -34,6 +34,16 @@ pub enum TreeState {
 }
 
 impl TreeState {
+    pub const ALL: [TreeState; 7] = [
+        Self::Running,
+        Self::InPlace,
+        Self::Kept,
+        Self::Removed,
+        Self::Applied,
+        Self::Discarded,
+        Self::Reverted,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Self::Running => "running",
@@ -47,6 +57,23 @@ impl TreeState {
     }
 }
 
+impl std::str::FromStr for TreeState {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|state| state.name() == s)
+            .ok_or_else(|| format!("unknown tree state `{s}`"))
+    }
+}
+
+impl std::fmt::Display for TreeState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// A job's tree as the store keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TreeRecord {
@@ -55,14 +82,6 @@ pub struct TreeRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<Snapshot>,
     pub state: TreeState,
-}
-
-impl TreeRecord {
-    /// The job's worktree directory, while it has one.
-    pub fn live_worktree(&self) -> Option<&std::path::Path> {
-        let worktree = self.tree.worktree.as_ref()?;
-        matches!(self.state, TreeState::Running | TreeState::Kept).then_some(worktree.path.as_path())
-    }
 }
 
 impl Store {

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use super::job::{JobToolContext, JobToolError, parse_id};
 use crate::jobs::store::{JobRecord, now_ms};
 use crate::jobs::{Finished, Job, JobState, Jobs};
+use crate::mcp::changes::overlaps;
 use crate::mcp::result::{JobReport, error_result};
 
 /// How long `job_wait` waits unless told otherwise: under the 60 s the hosts allow a call.
@@ -148,6 +149,14 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
         })
         .collect();
     let mut text = format!("{ended} of {} jobs ended.", reports.len());
+    let overlaps = overlaps(
+        reports
+            .iter()
+            .filter_map(|report| Some((&report.job_id, report.changes.as_ref()?))),
+    );
+    for overlap in &overlaps {
+        text.push_str(&format!("\n{}", overlap.text()));
+    }
     for report in &reports {
         text.push_str(&format!(
             "\n\n## {} ({}): {}\n\n{}",
@@ -162,6 +171,7 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
         "ended": ended,
         "unfinished": reports.len() - ended,
         "jobs": reports,
+        "overlaps": overlaps,
     }));
     result
 }
