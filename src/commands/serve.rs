@@ -19,7 +19,7 @@ use tokio_util::task::TaskTracker;
 use crate::cli::{self, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
 use crate::jobs::store::{Store, StoreError, StoreSettings};
-use crate::jobs::{Caps, Jobs, Scheduler};
+use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
     AgentServer, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode, watch_signals,
@@ -185,6 +185,7 @@ async fn open_store(settings: StoreSettings) -> Result<Store, String> {
             );
         }
         let pruned = store.prune(settings.retention()?)?;
+        tidy_worktrees(&store);
         Ok::<_, StoreError>((store, pruned))
     })
     .await;

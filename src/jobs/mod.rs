@@ -14,4 +14,4 @@ pub use job::{Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
-pub use trees::finished_record;
+pub use trees::{finished_record, tidy_worktrees};

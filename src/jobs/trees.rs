@@ -138,6 +138,28 @@ impl Jobs {
     }
 }
 
+/// At a server's start: the worktrees of interrupted jobs stay (they are reviewable); those
+/// deleted by hand are recorded as discarded, and git's records of them pruned. Best effort.
+pub fn tidy_worktrees(store: &Store) {
+    let Ok(live) = store.live_worktrees() else {
+        return;
+    };
+    for (id, path) in live.into_iter().filter(|(_, path)| !path.exists()) {
+        let Ok(Some(mut record)) = store.tree(&id) else {
+            continue;
+        };
+        if let Ok(repo) = record.tree.repository()
+            && let Err(error) = repo.prune_missing_worktrees()
+        {
+            tracing::warn!(job = %id, %error, "could not prune git's record of a deleted worktree");
+        }
+        record.state = TreeState::Discarded;
+        if store.set_tree(&id, &record).is_ok() {
+            tracing::info!(job = %id, worktree = %path.display(), "a job's worktree was deleted by hand: recorded as discarded");
+        }
+    }
+}
+
 /// The store's record of a finished run's tree.
 pub fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
     let tree = outcome.tree.clone()?;
