@@ -6,6 +6,5 @@ pub mod config;
 pub mod dashboard;
 pub mod doctor;
 pub mod jobs;
-mod review;
 pub mod run;
 pub mod serve;

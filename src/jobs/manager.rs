@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
-use super::trees::InPlaceRuns;
+use super::in_place::InPlaceRuns;
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;

@@ -1,6 +1,7 @@
 //! Jobs: every run a server starts, recorded in a durable store, admitted under caps, and
 //! kept while it lives so calls can wait for it, page its answer and stop it.
 
+mod in_place;
 mod job;
 mod lookup;
 mod manager;

@@ -4,14 +4,13 @@
 //! overlap in one repository are told so, and runs that changed the same files as a worktree
 //! kept for review are told which.
 
-use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeSet;
 
 use cli_agent_engine::git::JobKey;
 use cli_agent_engine::isolation::{Isolation, TreeError, TreeOutcome, check_workspace};
 use cli_agent_engine::{Outcome, Prepared, RunRequest, SetupError};
 
+use super::in_place::InPlace;
 use super::manager::Jobs;
 use super::store::{JobId, Store, StoreError, TreeRecord, TreeState};
 
@@ -187,62 +186,4 @@ fn room_for_a_worktree(store: &Store, max: usize) -> Result<(), TreeRefusal> {
         max,
         jobs: jobs.join(", "),
     })
-}
-
-/// The in-place runs of this server going on now, by repository.
-#[derive(Default)]
-pub(super) struct InPlaceRuns {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
-}
-
-/// The other runs one run met in its repository.
-type Overlaps = Arc<Mutex<BTreeSet<String>>>;
-
-/// One in-place run's entry; leaves the registry when dropped.
-pub(super) struct InPlace {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
-    repo: PathBuf,
-    id: JobId,
-    met: Overlaps,
-}
-
-impl InPlaceRuns {
-    fn enter(&self, repo: &Path, id: &JobId) -> InPlace {
-        let met = Overlaps::default();
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        let here = runs.entry(repo.to_owned()).or_default();
-        for (other, their_met) in here.iter() {
-            lock(&met).insert(other.to_string());
-            lock(their_met).insert(id.to_string());
-        }
-        here.push((id.clone(), met.clone()));
-        InPlace {
-            runs: self.runs.clone(),
-            repo: repo.to_owned(),
-            id: id.clone(),
-            met,
-        }
-    }
-}
-
-impl InPlace {
-    fn others(&self) -> Vec<String> {
-        lock(&self.met).iter().cloned().collect()
-    }
-}
-
-impl Drop for InPlace {
-    fn drop(&mut self) {
-        let mut runs = self.runs.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(here) = runs.get_mut(&self.repo) {
-            here.retain(|(id, _)| *id != self.id);
-            if here.is_empty() {
-                runs.remove(&self.repo);
-            }
-        }
-    }
-}
-
-fn lock(set: &Overlaps) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
-    set.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use cli_agent_engine::git::disk_usage;
 
-use super::review;
+mod review;
+
 use crate::cli::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
     CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
@@ -20,7 +21,7 @@ const EXIT_FAILED: u8 = 1;
 const TRANSCRIPT_PAGE: u64 = 1000;
 
 #[derive(Debug, thiserror::Error)]
-pub(super) enum CommandError {
+enum CommandError {
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot write to stdout: {0}")]
@@ -304,7 +305,7 @@ fn prune(
     }
 }
 
-pub(super) fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
+fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())

@@ -6,7 +6,7 @@ use std::io::Write;
 use cli_agent_engine::git::Merged;
 use serde_json::json;
 
-use super::jobs::{CommandError, print_json};
+use super::{CommandError, print_json};
 use crate::jobs::review;
 use crate::jobs::store::{JobId, Store};
 use crate::mcp::changes::describe_files;
