@@ -18,11 +18,11 @@ use crate::config::EngineConfig;
 use crate::error::SetupError;
 use crate::event::AgentEvent;
 use crate::git::JobKey;
-use crate::isolation::{RunTree, TreeError, TreeOutcome, TreePlan, Tracking};
+use crate::isolation::Isolation;
+use crate::isolation::{RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Status, Usage};
 use crate::process::{self, RunMarker};
-use crate::isolation::Isolation;
 use crate::request::{Permission, RunRequest};
 use crate::supervise::{Limits, Observer, supervise};
 use crate::transcript::Transcript;
@@ -169,7 +169,9 @@ impl Engine {
             placed,
         } = prepared;
         let limits = self.limits(&request);
-        let setup = self.set_up(&request, &command, placed.as_ref(), &cancel).await;
+        let setup = self
+            .set_up(&request, &command, placed.as_ref(), &cancel)
+            .await;
         let marker = RunMarker::new();
         let spawned = match process::spawn(&command, &request.workspace, &marker) {
             Ok(spawned) => spawned,

@@ -58,7 +58,9 @@ pub enum TreeError {
     NotARepository(PathBuf),
     #[error(transparent)]
     Git(#[from] GitError),
-    #[error("internal error in cli-agent-mcp while preparing the run's tree: {0}. Please report this bug")]
+    #[error(
+        "internal error in cli-agent-mcp while preparing the run's tree: {0}. Please report this bug"
+    )]
     Internal(String),
 }
 

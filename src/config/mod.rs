@@ -20,11 +20,11 @@ use cli_agent_engine::{Agent, EngineConfig};
 
 pub use self::agents::Configured;
 use self::file::{ConfigFile, FileError, Location, STORE_VARS};
-use cli_agent_engine::config::RepositoryCommands;
 use self::layer::{FileDefaults, Source};
 use crate::cli::{self, Cli};
 use crate::jobs::store::StoreSettings;
 use crate::mcp::Offer;
+use cli_agent_engine::config::RepositoryCommands;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -17,10 +17,10 @@ use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::in_place::InPlaceRuns;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
-use super::in_place::InPlaceRuns;
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;
@@ -324,7 +324,10 @@ impl Jobs {
 
     /// A write to the store, off the runtime's threads (another process may hold the lock),
     /// that must not stop the run when it fails.
-    pub(super) async fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static) {
+    pub(super) async fn record(
+        &self,
+        write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static,
+    ) {
         let Ok(store) = self.store.clone() else {
             return;
         };

@@ -63,7 +63,8 @@ impl ChangesReport {
                 self.changes.lines_added,
                 self.changes.lines_removed,
                 describe_files(&self.changes),
-                self.more_files.map_or(String::new(), |n| format!(", and {n} more")),
+                self.more_files
+                    .map_or(String::new(), |n| format!(", and {n} more")),
             ),
         };
         if let (Some(worktree), Some(branch)) = (&self.worktree, &self.branch) {
@@ -134,7 +135,9 @@ impl Overlap {
 }
 
 /// The pairs of jobs whose reported changes share files.
-pub fn overlaps<'a>(jobs: impl IntoIterator<Item = (&'a JobId, &'a ChangesReport)>) -> Vec<Overlap> {
+pub fn overlaps<'a>(
+    jobs: impl IntoIterator<Item = (&'a JobId, &'a ChangesReport)>,
+) -> Vec<Overlap> {
     let jobs: Vec<_> = jobs.into_iter().collect();
     let mut found = Vec::new();
     for (at, (first, mine)) in jobs.iter().enumerate() {
@@ -143,7 +146,13 @@ pub fn overlaps<'a>(jobs: impl IntoIterator<Item = (&'a JobId, &'a ChangesReport
                 .changes
                 .files
                 .iter()
-                .filter(|file| theirs.changes.files.iter().any(|other| other.path == file.path))
+                .filter(|file| {
+                    theirs
+                        .changes
+                        .files
+                        .iter()
+                        .any(|other| other.path == file.path)
+                })
                 .map(|file| file.path.clone())
                 .collect();
             if !files.is_empty() {
@@ -156,4 +165,3 @@ pub fn overlaps<'a>(jobs: impl IntoIterator<Item = (&'a JobId, &'a ChangesReport
     }
     found
 }
-

@@ -124,7 +124,10 @@ impl JobReport {
             stderr_tail: (failed && !outcome.stderr_tail.is_empty())
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
-            changes: outcome.tree.as_ref().map(|tree| ChangesReport::of(id, tree)),
+            changes: outcome
+                .tree
+                .as_ref()
+                .map(|tree| ChangesReport::of(id, tree)),
             check: outcome.check.clone(),
             ..Self::new(id, &outcome.agent, finished.status)
         }
@@ -270,7 +273,10 @@ pub fn check_text(check: &CommandOutcome) -> String {
         check.describe_end()
     );
     if !check.passed && !check.output_tail.is_empty() {
-        text.push_str(&format!("; its output ends:\n```\n{}\n```", check.output_tail));
+        text.push_str(&format!(
+            "; its output ends:\n```\n{}\n```",
+            check.output_tail
+        ));
     }
     text
 }

@@ -9,9 +9,7 @@ use rusqlite::types::Type;
 use rusqlite::{OptionalExtension, Row, TransactionBehavior, params};
 
 use super::id::JobId;
-use super::record::{
-    JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo, TreeSummary,
-};
+use super::record::{JobRecord, JobStatus, ListFilter, NewJob, Owner, TranscriptInfo, TreeSummary};
 use super::{Store, StoreError};
 
 /// The prompt's first characters kept in the row.
