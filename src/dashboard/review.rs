@@ -26,6 +26,7 @@ struct ReviewView {
     /// `None`: nothing is on record (a read-only run in place, or not started yet).
     isolation: Option<Isolation>,
     state: Option<TreeState>,
+    /// The worktree while it is there.
     worktree: Option<PathBuf>,
     branch: Option<String>,
     /// Outside git: why nothing is measured.
@@ -191,7 +192,10 @@ impl ReviewView {
         Ok(Self {
             isolation: record.as_ref().map(|record| record.tree.isolation),
             state: record.as_ref().map(|record| record.state),
-            worktree: worktree.map(|worktree| worktree.path.clone()),
+            worktree: record
+                .as_ref()
+                .and_then(TreeRecord::live_worktree)
+                .map(ToOwned::to_owned),
             branch: worktree.map(|worktree| worktree.branch.clone()),
             actions: match (&record, finished) {
                 (Some(record), true) => actions(record, &changes),

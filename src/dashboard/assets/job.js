@@ -133,7 +133,7 @@ async function loadReview() {
 function showReview(view) {
   $('review-section').hidden = !view.isolation && !view.not_tracked;
   $('isolation').textContent = view.isolation || 'none';
-  $('worktree').textContent = view.worktree || '–';
+  $('worktree').textContent = view.worktree || (view.isolation === 'worktree' ? 'removed' : '–');
   $('branch').textContent = view.branch || '–';
   $('tree-state').textContent = view.state ? view.state.replace('_', ' ') : '–';
   $('not-tracked').hidden = !view.not_tracked;

@@ -50,7 +50,8 @@ function takeWorktrees(message) {
   const note = document.getElementById('worktrees');
   const count = message.jobs.length;
   note.hidden = count === 0;
-  note.textContent = `${count} worktree${count === 1 ? '' : 's'} of jobs use ${size(message.bytes)} on disk: discard those you are done with from their pages.`;
+  const many = count === 1 ? 'worktree takes' : 'worktrees take';
+  note.textContent = `Jobs' ${many} ${size(message.bytes)} on disk (${count}): discard those you are done with from their pages.`;
   render();
 }
 
