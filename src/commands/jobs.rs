@@ -259,10 +259,7 @@ fn prune(
     }
 }
 
-pub(super) fn print_json(
-    out: &mut impl Write,
-    value: &impl serde::Serialize,
-) -> Result<(), CommandError> {
+pub(super) fn print_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CommandError> {
     serde_json::to_writer_pretty(&mut *out, value).map_err(std::io::Error::from)?;
     writeln!(out)?;
     Ok(())

@@ -11,12 +11,7 @@ use crate::jobs::review;
 use crate::jobs::store::{JobId, Store};
 use crate::mcp::changes::describe_files;
 
-pub(super) fn diff(
-    store: &Store,
-    id: &JobId,
-    paths: &[String],
-    json: bool,
-) -> Result<(), CommandError> {
+pub(super) fn diff(store: &Store, id: &JobId, paths: &[String], json: bool) -> Result<(), CommandError> {
     let text = review::diff(store, id, paths)?;
     let mut out = std::io::stdout().lock();
     if json {
@@ -26,22 +21,12 @@ pub(super) fn diff(
     Ok(out.flush()?)
 }
 
-pub(super) fn apply(
-    store: &Store,
-    id: &JobId,
-    check: bool,
-    json: bool,
-) -> Result<(), CommandError> {
+pub(super) fn apply(store: &Store, id: &JobId, check: bool, json: bool) -> Result<(), CommandError> {
     let merged = review::apply(store, id, check)?;
     report("apply", id, &merged, json)
 }
 
-pub(super) fn revert(
-    store: &Store,
-    id: &JobId,
-    check: bool,
-    json: bool,
-) -> Result<(), CommandError> {
+pub(super) fn revert(store: &Store, id: &JobId, check: bool, json: bool) -> Result<(), CommandError> {
     let merged = review::revert(store, id, check)?;
     report("revert", id, &merged, json)
 }
@@ -58,11 +43,7 @@ pub(super) fn discard(store: &Store, id: &JobId, json: bool) -> Result<(), Comma
         .map_or("its worktree was gone already".to_owned(), |path| {
             format!("removed worktree {}", path.display())
         });
-    writeln!(
-        out,
-        "discarded job {id}: {removed} and branch {}",
-        discarded.branch
-    )?;
+    writeln!(out, "discarded job {id}: {removed} and branch {}", discarded.branch)?;
     Ok(())
 }
 

@@ -3,10 +3,10 @@
 
 use std::io::{IsTerminal, Read, Write};
 
-use cli_agent_engine::git::JobKey;
-use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::process::become_subreaper;
 use cli_agent_engine::redact::redact;
+use cli_agent_engine::git::JobKey;
+use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, Prepared, RunRequest,
     Status,
@@ -243,11 +243,9 @@ impl Recording {
         let (id, worktrees) = match &self.store {
             Some((store, id, _)) => (id.clone(), store.worktrees_dir()),
             None if prepared.request().isolation == Isolation::Worktree => {
-                return Err(
-                    "isolation `worktree` needs the job store, which is unusable (see \
+                return Err("isolation `worktree` needs the job store, which is unusable (see \
                      the warning above): fix it, or run with --isolation none"
-                        .to_owned(),
-                );
+                    .to_owned());
             }
             None => (JobId::random(), std::env::temp_dir()),
         };

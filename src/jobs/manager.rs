@@ -324,10 +324,7 @@ impl Jobs {
 
     /// A write to the store, off the runtime's threads (another process may hold the lock),
     /// that must not stop the run when it fails.
-    pub(super) async fn record(
-        &self,
-        write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static,
-    ) {
+    pub(super) async fn record(&self, write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static) {
         let Ok(store) = self.store.clone() else {
             return;
         };

@@ -62,10 +62,11 @@ struct Reviewed {
 
 impl Reviewed {
     fn load(store: &Store, id: &JobId) -> Result<Self, ReviewError> {
-        let status = store.get(id)?.ok_or_else(|| store.unknown_job(id))?.status;
-        let record = store
-            .tree(id)?
-            .ok_or_else(|| ReviewError::NoTree(id.clone()))?;
+        let status = store
+            .get(id)?
+            .ok_or_else(|| store.unknown_job(id))?
+            .status;
+        let record = store.tree(id)?.ok_or_else(|| ReviewError::NoTree(id.clone()))?;
         if !status.is_finished() {
             return Err(ReviewError::Unfinished {
                 id: id.clone(),

@@ -83,8 +83,8 @@ impl Jobs {
             state: TreeState::Running,
         };
         let id = id.clone();
-        let in_place =
-            (tree.isolation == Isolation::None).then(|| self.in_place.enter(&tree.repo, &id));
+        let in_place = (tree.isolation == Isolation::None)
+            .then(|| self.in_place.enter(&tree.repo, &id));
         self.record(move |store| store.set_tree(&id, &record)).await;
         Ok(in_place)
     }
@@ -96,10 +96,7 @@ impl Jobs {
         outcome: &mut Outcome,
         in_place: Option<InPlace>,
     ) {
-        if let Some(others) = in_place
-            .map(|entry| entry.others())
-            .filter(|o| !o.is_empty())
-        {
+        if let Some(others) = in_place.map(|entry| entry.others()).filter(|o| !o.is_empty()) {
             outcome.warnings.push(format!(
                 "other runs of this server worked in the same repository at the same time ({}): \
                  the changes reported may include their edits, and theirs may include this \
@@ -111,20 +108,14 @@ impl Jobs {
             return;
         };
         if let Some(tree) = &outcome.tree {
-            self.warn_of_shared_files(id, tree, &mut outcome.warnings)
-                .await;
+            self.warn_of_shared_files(id, tree, &mut outcome.warnings).await;
         }
         let id = id.clone();
         self.record(move |store| store.set_tree(&id, &record)).await;
     }
 
     /// Names the kept worktrees of other jobs that changed some of the same files.
-    async fn warn_of_shared_files(
-        &self,
-        id: &JobId,
-        tree: &TreeOutcome,
-        warnings: &mut Vec<String>,
-    ) {
+    async fn warn_of_shared_files(&self, id: &JobId, tree: &TreeOutcome, warnings: &mut Vec<String>) {
         let (Ok(store), Some(run_tree)) = (self.store(), tree.tree.as_ref()) else {
             return;
         };

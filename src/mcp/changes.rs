@@ -63,8 +63,7 @@ impl ChangesReport {
                 self.changes.lines_added,
                 self.changes.lines_removed,
                 describe_files(&self.changes),
-                self.more_files
-                    .map_or(String::new(), |n| format!(", and {n} more")),
+                self.more_files.map_or(String::new(), |n| format!(", and {n} more")),
             ),
         };
         if let (Some(worktree), Some(branch)) = (&self.worktree, &self.branch) {

@@ -119,10 +119,7 @@ impl JobReport {
             stderr_tail: (failed && !outcome.stderr_tail.is_empty())
                 .then(|| tail(&outcome.stderr_tail, SIDE_TEXT_CHARS).into_owned()),
             warnings: outcome.warnings.iter().take(WARNINGS).cloned().collect(),
-            changes: outcome
-                .tree
-                .as_ref()
-                .map(|tree| ChangesReport::of(id, tree)),
+            changes: outcome.tree.as_ref().map(|tree| ChangesReport::of(id, tree)),
             ..Self::new(id, &outcome.agent, finished.status)
         }
     }

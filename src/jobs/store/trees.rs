@@ -61,8 +61,7 @@ impl TreeRecord {
     /// The job's worktree directory, while it has one.
     pub fn live_worktree(&self) -> Option<&std::path::Path> {
         let worktree = self.tree.worktree.as_ref()?;
-        matches!(self.state, TreeState::Running | TreeState::Kept)
-            .then_some(worktree.path.as_path())
+        matches!(self.state, TreeState::Running | TreeState::Kept).then_some(worktree.path.as_path())
     }
 }
 
@@ -91,11 +90,9 @@ impl Store {
     pub fn tree(&self, id: &JobId) -> Result<Option<TreeRecord>, StoreError> {
         let json: Option<Option<String>> = self
             .conn()
-            .query_row(
-                "SELECT tree FROM jobs WHERE id = ?1",
-                [id.as_str()],
-                |row| row.get(0),
-            )
+            .query_row("SELECT tree FROM jobs WHERE id = ?1", [id.as_str()], |row| {
+                row.get(0)
+            })
             .optional()
             .map_err(self.fail())?;
         let Some(json) = json else {
@@ -123,10 +120,7 @@ impl Store {
             .map_err(self.fail())?;
         let rows = select
             .query_map([], |row| {
-                Ok((
-                    JobId::stored(row.get(0)?),
-                    PathBuf::from(row.get::<_, String>(1)?),
-                ))
+                Ok((JobId::stored(row.get(0)?), PathBuf::from(row.get::<_, String>(1)?)))
             })
             .map_err(self.fail())?;
         rows.collect::<Result<_, _>>().map_err(self.fail())
@@ -174,12 +168,10 @@ pub(super) fn forget_trees(trees: Vec<(String, String)>) {
         let Ok(record) = serde_json::from_str::<TreeRecord>(&json) else {
             continue;
         };
-        let forgotten = JobKey::new(id.clone())
-            .map_err(|e| e.to_string())
-            .and_then(|key| {
-                let repo = record.tree.repository().map_err(|e| e.to_string())?;
-                repo.forget(&key).map_err(|e| e.to_string())
-            });
+        let forgotten = JobKey::new(id.clone()).map_err(|e| e.to_string()).and_then(|key| {
+            let repo = record.tree.repository().map_err(|e| e.to_string())?;
+            repo.forget(&key).map_err(|e| e.to_string())
+        });
         if let Err(error) = forgotten {
             tracing::warn!(job = %id, %error, "could not remove a pruned job's worktree, branch or refs");
         }

@@ -56,10 +56,7 @@ pub(super) async fn diff(
              {{\"job_id\": \"{id}\", \"offset\": {next}}}]",
             page.offset, page.total
         ),
-        None => format!(
-            "[diff of job {id}: characters {} to {} of {}; the end]",
-            page.offset, page.total, page.total
-        ),
+        None => format!("[diff of job {id}: characters {} to {} of {}; the end]", page.offset, page.total, page.total),
     };
     let page = DiffPage {
         job_id: id,
