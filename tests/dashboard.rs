@@ -3,8 +3,8 @@
 //! started over MCP by a server sharing the store, a job's page (its answer rendered from
 //! markdown with the HTML in it escaped, its error), a cancel through the owning server, an
 //! isolated job's changes (its diff escaped, apply and discard behind the same guard as
-//! cancel, a conflicting apply refused naming the file, the worktrees' disk use), and the end
-//! on SIGTERM with feeds open.
+//! cancel, a conflicting apply refused naming the file, the worktrees' disk use), an in-place
+//! job's revert button, and the end on SIGTERM with feeds open.
 
 mod common;
 mod mcp;
@@ -511,5 +511,60 @@ async fn an_isolated_jobs_page_shows_its_diff_escaped_and_applies_or_discards_it
     assert!(
         branches.contains(&first),
         "an applied job's branch stays: {branches}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
+    let state = TempDir::new("dash-revert");
+    let repo = GitRepo::new();
+    let mut server = server_on(state.path()).await;
+    let id = repo
+        .in_place_edit(&mut server, "line one\nline two\n")
+        .await;
+    assert_eq!(repo.notes(), "line one\nline two\n");
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+    let review = format!("/jobs/{id}/review");
+
+    let view = dashboard
+        .send(&Request::get(&review).cookie(&cookie))
+        .await
+        .json();
+    assert_eq!(view["isolation"], "none", "{view:#}");
+    assert_eq!(view["state"], "in_place", "{view:#}");
+    assert_eq!(view["actions"], json!(["revert"]), "{view:#}");
+    assert!(view["worktree"].is_null(), "{view:#}");
+    let html = view["html"].as_str().unwrap();
+    assert!(
+        html.contains(r#"<span class="add">+line two</span>"#),
+        "{html}"
+    );
+
+    let csrf = csrf_of_page(&dashboard, &cookie, &id).await;
+    let isolated_only = button(&dashboard, &cookie, &csrf, &format!("/jobs/{id}/apply"));
+    let refused = dashboard.send(&isolated_only).await;
+    assert_eq!(refused.status, 409, "{refused:?}");
+    assert!(
+        refused.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("job_revert")
+    );
+
+    let revert = format!("/jobs/{id}/revert");
+    let reverted = dashboard
+        .send(&button(&dashboard, &cookie, &csrf, &revert))
+        .await;
+    assert_eq!(reverted.status, 200, "{reverted:?}");
+    assert_eq!(reverted.json()["result"], "reverted", "{reverted:?}");
+    assert_eq!(repo.notes(), "line one\n");
+    let view = dashboard
+        .send(&Request::get(&review).cookie(&cookie))
+        .await
+        .json();
+    assert_eq!(
+        (&view["state"], &view["actions"]),
+        (&json!("reverted"), &json!([]))
     );
 }

@@ -356,6 +356,15 @@ impl GitRepo {
     /// Runs a codex job isolated in a worktree of the repository that writes `notes` into
     /// `notes.txt`, and waits for it to complete; its id.
     pub async fn isolated_edit(&self, server: &mut Server, notes: &str) -> String {
+        self.edit(server, notes, "worktree").await
+    }
+
+    /// As [`Self::isolated_edit`], in the repository itself.
+    pub async fn in_place_edit(&self, server: &mut Server, notes: &str) -> String {
+        self.edit(server, notes, "none").await
+    }
+
+    async fn edit(&self, server: &mut Server, notes: &str, isolation: &str) -> String {
         let script = self
             .scripts
             .file(&format!("{}.sh", crate::common::unique("edit")));
@@ -367,7 +376,7 @@ impl GitRepo {
                 json!({
                     "prompt": format!("edit-script={} answer=edited", script.display()),
                     "background": true,
-                    "isolation": "worktree",
+                    "isolation": isolation,
                     "permission": "workspace-write",
                     "workspace": self.dir.path(),
                 }),
