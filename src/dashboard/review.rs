@@ -180,15 +180,19 @@ impl ReviewView {
         };
         let changes = measured.map(|tree| tree.changes).unwrap_or_default();
         let html = match (&record, finished) {
+            // Its refs went with its worktree: there is no diff to read, and none to show.
+            (Some(record), true) if record.state == TreeState::Removed => {
+                diff_view::render(id, &changes, "")
+            }
             (Some(_), true) => match review::diff(store, id, &[]) {
                 Ok(diff) => diff_view::render(id, &changes, &diff),
                 Err(error) => diff_view::trouble(&error.to_string()),
             },
             _ => String::new(),
         };
-        let worktree = record
+        let branch = record
             .as_ref()
-            .and_then(|record| record.tree.worktree.as_ref());
+            .and_then(|record| Some(record.tree.worktree.as_ref()?.branch.clone()));
         Ok(Self {
             isolation: record.as_ref().map(|record| record.tree.isolation),
             state: record.as_ref().map(|record| record.state),
@@ -196,7 +200,7 @@ impl ReviewView {
                 .as_ref()
                 .and_then(TreeRecord::live_worktree)
                 .map(ToOwned::to_owned),
-            branch: worktree.map(|worktree| worktree.branch.clone()),
+            branch,
             actions: match (&record, finished) {
                 (Some(record), true) => actions(record, &changes),
                 _ => &[],
