@@ -1,8 +1,10 @@
 //! `cli-agent-mcp dashboard` end to end, through the real binary: who may look (the one-time
 //! token, the session cookie, the Host, the CSRF value of a POST), the live feed of a job
 //! started over MCP by a server sharing the store, a job's page (its answer rendered from
-//! markdown with the HTML in it escaped, its error), a cancel through the owning server, and
-//! the end on SIGTERM with feeds open.
+//! markdown with the HTML in it escaped, its error), a cancel through the owning server, an
+//! isolated job's changes (its diff escaped, apply and discard behind the same guard as
+//! cancel, a conflicting apply refused naming the file, the worktrees' disk use), an in-place
+//! job's revert button, and the end on SIGTERM with feeds open.
 
 mod common;
 mod mcp;
@@ -13,7 +15,7 @@ use std::path::Path;
 use common::{TempDir, assert_none_tagged, unique};
 use mcp::Server;
 use serde_json::{Value, json};
-use web::{Dashboard, Feed, Request, background, server_on, streaming_job};
+use web::{Dashboard, Feed, GitRepo, Request, background, server_on, streaming_job};
 
 /// A job's record in a feed message, if the message carries it.
 fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
@@ -367,4 +369,202 @@ fn a_port_in_use_or_an_unusable_store_ends_the_dashboard_at_start_saying_what_to
     let stderr = String::from_utf8_lossy(&unusable.stderr);
     assert_eq!(unusable.status.code(), Some(1), "{unusable:?}");
     assert!(stderr.contains("CAM_STATE_DIR"), "{stderr}");
+}
+
+/// A POST of the page's buttons: the session, its CSRF value and our Origin.
+fn button(dashboard: &Dashboard, cookie: &str, csrf: &str, path: &str) -> Request {
+    Request::post(path)
+        .cookie(cookie)
+        .header("x-csrf-token", csrf)
+        .header("Origin", &format!("http://{}", dashboard.host))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_isolated_jobs_page_shows_its_diff_escaped_and_applies_or_discards_it_behind_the_guard()
+{
+    let state = TempDir::new("dash-review");
+    let repo = GitRepo::new();
+    let mut server = server_on(state.path()).await;
+    let evil = "line one\n<script>alert(1)</script> & more\n";
+    let first = repo.isolated_edit(&mut server, evil).await;
+    let second = repo
+        .isolated_edit(&mut server, "line one, rewritten\n")
+        .await;
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+
+    let review = dashboard
+        .send(&Request::get(&format!("/jobs/{first}/review")).cookie(&cookie))
+        .await;
+    assert_eq!(review.status, 200, "{review:?}");
+    let view = review.json();
+    assert_eq!(view["isolation"], "worktree", "{view:#}");
+    assert_eq!(view["state"], "kept", "{view:#}");
+    assert_eq!(view["branch"], format!("cli-agent-mcp/{first}"), "{view:#}");
+    assert_eq!(view["actions"], json!(["apply", "discard"]), "{view:#}");
+    let worktree = std::path::PathBuf::from(view["worktree"].as_str().unwrap());
+    assert!(worktree.join("notes.txt").is_file(), "{view:#}");
+    let html = view["html"].as_str().unwrap();
+    assert!(html.contains("<code>notes.txt</code>"), "{html}");
+    assert!(
+        html.contains(
+            r#"<span class="add">+&lt;script&gt;alert(1)&lt;/script&gt; &amp; more</span>"#
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("<script"), "{html}");
+
+    let mut list = dashboard
+        .feed(&Request::get("/events").cookie(&cookie))
+        .await;
+    let disk = list
+        .wait_for("the worktrees' disk use", |name, data| {
+            (name == "worktrees").then(|| data.clone())
+        })
+        .await;
+    let ours = disk["jobs"].as_array().unwrap();
+    assert_eq!(ours.len(), 2, "{disk:#}");
+    assert!(
+        ours.iter().all(|job| job["bytes"].as_u64() > Some(0)),
+        "{disk:#}"
+    );
+    assert!(disk["bytes"].as_u64() > Some(0), "{disk:#}");
+
+    let csrf = csrf_of_page(&dashboard, &cookie, &first).await;
+    let apply = format!("/jobs/{first}/apply");
+    let discard = format!("/jobs/{first}/discard");
+    for path in [&apply, &discard] {
+        let refused = [
+            Request::post(path).cookie(&cookie),
+            Request::post(path)
+                .cookie(&cookie)
+                .header("x-csrf-token", &"0".repeat(64)),
+            Request::post(path)
+                .cookie(&cookie)
+                .header("x-csrf-token", &csrf)
+                .header("Origin", "http://evil.example"),
+        ];
+        for request in refused {
+            let response = dashboard.send(&request).await;
+            assert_eq!(response.status, 403, "{request:?}: {response:?}");
+        }
+        let no_session = Request::post(path).header("x-csrf-token", &csrf);
+        assert_eq!(dashboard.send(&no_session).await.status, 401);
+    }
+    assert_eq!(
+        repo.notes(),
+        "line one\n",
+        "nothing refused touched the workspace"
+    );
+    assert!(worktree.is_dir(), "nothing refused removed the worktree");
+
+    let applied = dashboard
+        .send(&button(&dashboard, &cookie, &csrf, &apply))
+        .await;
+    assert_eq!(applied.status, 200, "{applied:?}");
+    assert_eq!(applied.json()["result"], "applied", "{applied:?}");
+    assert_eq!(repo.notes(), evil);
+    assert!(!worktree.exists(), "an applied job's worktree goes");
+    let after = dashboard
+        .send(&Request::get(&format!("/jobs/{first}/review")).cookie(&cookie))
+        .await
+        .json();
+    assert_eq!(
+        (&after["state"], &after["actions"]),
+        (&json!("applied"), &json!([]))
+    );
+    let again = dashboard
+        .send(&button(&dashboard, &cookie, &csrf, &apply))
+        .await;
+    assert_eq!(again.status, 409, "{again:?}");
+
+    let conflict = dashboard
+        .send(&button(
+            &dashboard,
+            &cookie,
+            &csrf,
+            &format!("/jobs/{second}/apply"),
+        ))
+        .await;
+    assert_eq!(conflict.status, 409, "{conflict:?}");
+    let refusal = conflict.json();
+    assert_eq!(refusal["result"], "refused", "{refusal:#}");
+    assert_eq!(refusal["conflicts"], json!(["notes.txt"]), "{refusal:#}");
+    assert_eq!(
+        repo.notes(),
+        evil,
+        "a refused apply leaves the workspace as it was"
+    );
+
+    let discarded = dashboard
+        .send(&button(
+            &dashboard,
+            &cookie,
+            &csrf,
+            &format!("/jobs/{second}/discard"),
+        ))
+        .await;
+    assert_eq!(discarded.status, 200, "{discarded:?}");
+    assert_eq!(discarded.json()["result"], "discarded", "{discarded:?}");
+    let branches = repo.git(&["branch", "--list", "cli-agent-mcp/*"]);
+    assert!(!branches.contains(&second), "{branches}");
+    assert!(
+        branches.contains(&first),
+        "an applied job's branch stays: {branches}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
+    let state = TempDir::new("dash-revert");
+    let repo = GitRepo::new();
+    let mut server = server_on(state.path()).await;
+    let id = repo
+        .in_place_edit(&mut server, "line one\nline two\n")
+        .await;
+    assert_eq!(repo.notes(), "line one\nline two\n");
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+    let review = format!("/jobs/{id}/review");
+
+    let view = dashboard
+        .send(&Request::get(&review).cookie(&cookie))
+        .await
+        .json();
+    assert_eq!(view["isolation"], "none", "{view:#}");
+    assert_eq!(view["state"], "in_place", "{view:#}");
+    assert_eq!(view["actions"], json!(["revert"]), "{view:#}");
+    assert!(view["worktree"].is_null(), "{view:#}");
+    let html = view["html"].as_str().unwrap();
+    assert!(
+        html.contains(r#"<span class="add">+line two</span>"#),
+        "{html}"
+    );
+
+    let csrf = csrf_of_page(&dashboard, &cookie, &id).await;
+    let isolated_only = button(&dashboard, &cookie, &csrf, &format!("/jobs/{id}/apply"));
+    let refused = dashboard.send(&isolated_only).await;
+    assert_eq!(refused.status, 409, "{refused:?}");
+    assert!(
+        refused.json()["message"]
+            .as_str()
+            .unwrap()
+            .contains("job_revert")
+    );
+
+    let revert = format!("/jobs/{id}/revert");
+    let reverted = dashboard
+        .send(&button(&dashboard, &cookie, &csrf, &revert))
+        .await;
+    assert_eq!(reverted.status, 200, "{reverted:?}");
+    assert_eq!(reverted.json()["result"], "reverted", "{reverted:?}");
+    assert_eq!(repo.notes(), "line one\n");
+    let view = dashboard
+        .send(&Request::get(&review).cookie(&cookie))
+        .await
+        .json();
+    assert_eq!(
+        (&view["state"], &view["actions"]),
+        (&json!("reverted"), &json!([]))
+    );
 }

@@ -3,7 +3,8 @@
 //! .tools/browser) through tests/browser/dashboard.mjs. An MCP server runs a slow background
 //! job with the fake CLI; the browser sees it appear and its progress move, opens its page,
 //! cancels it; then no process of it is left. Another job's answer shows as markdown, the raw
-//! HTML in it as text. Screenshots of each step are kept in
+//! HTML in it as text. A job isolated in a worktree shows its disk use in the list and its
+//! diff on its page (the HTML it added as text), and its apply button brings it in. Screenshots of each step are kept in
 //! target/test-artifacts/dashboard/.
 //!
 //! Without chromium or playwright-core the test is skipped with a message, except under
@@ -18,7 +19,7 @@ use std::process::Stdio;
 
 use common::{TempDir, assert_none_tagged, unique};
 use serde_json::json;
-use web::{Dashboard, background, server_on, streaming_job};
+use web::{Dashboard, GitRepo, background, server_on, streaming_job};
 
 /// The browser and the driver, or why the test cannot run.
 struct Browser {
@@ -79,6 +80,9 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
     let id = streaming_job(&mut server, &tag).await;
     let answer = "**Done**:_fixed_`parse()`_<img_src=x_onerror=alert(1)>";
     let answered = background(&mut server, "claude", &format!("answer={answer}")).await;
+    let repo = GitRepo::new();
+    let edited = "line one\n<b>applied</b> by the button\n";
+    let reviewed = repo.isolated_edit(&mut server, edited).await;
     let dashboard = Dashboard::start(state.path()).await;
 
     let artifacts = root().join("target/test-artifacts/dashboard");
@@ -87,6 +91,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         .env("DASHBOARD_URL", dashboard.url())
         .env("JOB_ID", &id)
         .env("ANSWERED_ID", &answered)
+        .env("REVIEW_ID", &reviewed)
         .env("ARTIFACTS", &artifacts)
         .env("PLAYWRIGHT", &browser.playwright)
         .env("CHROMIUM", &browser.chromium)
@@ -115,6 +120,9 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         "05-phone-list",
         "06-phone-job",
         "07-answer-as-markdown",
+        "08-list-shows-the-worktrees-disk-use",
+        "09-job-page-shows-its-diff",
+        "10-apply-brings-it-into-the-workspace",
     ] {
         assert!(stdout.contains(&format!("ok {step}")), "{step}:\n{stdout}");
         assert!(
@@ -122,6 +130,8 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
             "{step}.png"
         );
     }
+
+    assert_eq!(repo.notes(), edited, "the button applied the job's edit");
 
     let waited = server
         .call("job_wait", json!({"job_ids": [&id], "timeout_secs": 30}))

@@ -2,15 +2,18 @@
 //! a browser page. `commands::dashboard` serves it alone, `commands::serve` beside `/mcp`; it
 //! takes plain values (a store, an address) and knows neither. Loopback only, behind a one-time token traded for a session
 //! cookie (`auth.rs`); the pages and their assets are embedded (`pages.rs`); the store is
-//! polled for what changed and pushed as server-sent events (`live/`). [`router`] gives the routes;
+//! polled for what changed and pushed as server-sent events (`live/`); a job's changes are
+//! reviewed, applied, discarded or reverted from its page (`review.rs`). [`router`] gives the routes;
 //! `state` what they share.
 
 mod auth;
 mod cancel;
+mod diff_view;
 mod error;
 mod live;
 mod markdown;
 mod pages;
+mod review;
 mod state;
 
 use axum::Router;
@@ -30,6 +33,10 @@ pub fn router(state: DashboardState) -> Router {
         .route("/jobs/{id}", get(pages::job))
         .route("/jobs/{id}/events", get(live::job_feed))
         .route("/jobs/{id}/cancel", post(cancel::cancel))
+        .route("/jobs/{id}/review", get(review::show))
+        .route("/jobs/{id}/apply", post(review::apply))
+        .route("/jobs/{id}/discard", post(review::discard))
+        .route("/jobs/{id}/revert", post(review::revert))
         .route("/assets/{name}", get(pages::asset))
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(

@@ -4,6 +4,7 @@
 //   DASHBOARD_URL  the URL the dashboard printed (with its one-time token)
 //   JOB_ID         the running job
 //   ANSWERED_ID    a completed job whose answer is markdown with raw HTML in it
+//   REVIEW_ID      a completed job isolated in a worktree that added HTML to notes.txt
 //   ARTIFACTS      where the screenshots go, one per step, named after it
 //   PLAYWRIGHT     the folder holding node_modules/playwright-core
 //   CHROMIUM       the browser binary
@@ -21,6 +22,7 @@ const env = (name) => {
 const url = env('DASHBOARD_URL');
 const id = env('JOB_ID');
 const answered = env('ANSWERED_ID');
+const reviewed = env('REVIEW_ID');
 const artifacts = env('ARTIFACTS');
 const { chromium } = createRequire(join(env('PLAYWRIGHT'), 'package.json'))('playwright-core');
 /** Generous: a loaded 2-core machine. */
@@ -112,6 +114,28 @@ try {
     if (await answer.locator('img, script').count() > 0) throw new Error('HTML of the answer became elements');
     const text = await answer.textContent();
     if (!text.includes('<img src=x onerror=alert(1)>')) throw new Error(`the raw HTML is not shown as text: ${text}`);
+  });
+
+  await step('08-list-shows-the-worktrees-disk-use', async () => {
+    await page.goto(new URL('/', url).href);
+    await page.locator(`tr[data-job-id="${reviewed}"] .worktree`, { hasText: 'worktree' }).waitFor();
+    await page.locator('#worktrees', { hasText: 'on disk' }).waitFor();
+  });
+  await step('09-job-page-shows-its-diff', async () => {
+    await page.locator(`tr[data-job-id="${reviewed}"] a`).first().click();
+    await page.waitForURL(`**/jobs/${reviewed}`);
+    await page.locator('#isolation', { hasText: 'worktree' }).waitFor();
+    await page.locator('#branch', { hasText: `cli-agent-mcp/${reviewed}` }).waitFor();
+    await page.locator('#diff summary code', { hasText: 'notes.txt' }).waitFor();
+    await page.locator('#diff .add', { hasText: '<b>applied</b> by the button' }).waitFor();
+    if (await page.locator('#diff b').count() > 0) throw new Error('HTML of the diff became elements');
+  });
+  await step('10-apply-brings-it-into-the-workspace', async () => {
+    await page.locator('#apply').click();
+    await page.locator('#review-message', { hasText: 'Applied to the workspace' }).waitFor();
+    await page.locator('#tree-state', { hasText: 'applied' }).waitFor();
+    await page.locator('#apply').waitFor({ state: 'hidden' });
+    await page.locator('#discard').waitFor({ state: 'hidden' });
   });
 } finally {
   await browser.close();

@@ -314,3 +314,84 @@ impl Feed {
         }
     }
 }
+
+/// A git repository in a temp dir with one commit: `notes.txt` holding `line one`.
+pub struct GitRepo {
+    pub dir: crate::common::TempDir,
+    /// Where the agents' edit scripts live: outside the repository.
+    scripts: crate::common::TempDir,
+}
+
+impl GitRepo {
+    pub fn new() -> Self {
+        let repo = Self {
+            dir: crate::common::TempDir::new("dash-repo"),
+            scripts: crate::common::TempDir::new("dash-scripts"),
+        };
+        std::fs::write(repo.dir.file("notes.txt"), "line one\n").unwrap();
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo.git(&["add", "-A"]);
+        repo.git(&["commit", "-q", "-m", "first"]);
+        repo
+    }
+
+    /// Runs git in the repository, on no configuration of the user's.
+    pub fn git(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("git")
+            .args(["-c", "user.name=test", "-c", "user.email=test@example.com"])
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .output()
+            .expect("run git");
+        assert!(output.status.success(), "git {args:?}: {output:?}");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub fn notes(&self) -> String {
+        std::fs::read_to_string(self.dir.file("notes.txt")).unwrap()
+    }
+
+    /// Runs a codex job isolated in a worktree of the repository that writes `notes` into
+    /// `notes.txt`, and waits for it to complete; its id.
+    pub async fn isolated_edit(&self, server: &mut Server, notes: &str) -> String {
+        self.edit(server, notes, "worktree").await
+    }
+
+    /// As [`Self::isolated_edit`], in the repository itself.
+    pub async fn in_place_edit(&self, server: &mut Server, notes: &str) -> String {
+        self.edit(server, notes, "none").await
+    }
+
+    async fn edit(&self, server: &mut Server, notes: &str, isolation: &str) -> String {
+        let script = self
+            .scripts
+            .file(&format!("{}.sh", crate::common::unique("edit")));
+        let quoted = notes.replace('\'', r"'\''");
+        std::fs::write(&script, format!("printf '%s' '{quoted}' > notes.txt\n")).unwrap();
+        let started = server
+            .call(
+                "codex",
+                json!({
+                    "prompt": format!("edit-script={} answer=edited", script.display()),
+                    "background": true,
+                    "isolation": isolation,
+                    "permission": "workspace-write",
+                    "workspace": self.dir.path(),
+                }),
+            )
+            .await;
+        assert!(!is_error(&started), "{started:#}");
+        let id = started["structuredContent"]["job_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let waited = server
+            .call("job_wait", json!({"job_ids": [&id], "timeout_secs": 60}))
+            .await;
+        let job = &waited["structuredContent"]["jobs"][0];
+        assert_eq!(job["status"], "completed", "{waited:#}");
+        id
+    }
+}

@@ -34,6 +34,15 @@ function elapsed(job, skew) {
   return duration(end - job.started_ms);
 }
 
+/** 512 B, 3.4 KB, 12.0 MB, 1.2 GB. */
+function size(bytes) {
+  const units = ['B', 'KB', 'MB', 'GB', 'TB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) { value /= 1024; unit += 1; }
+  return unit === 0 ? `${value} B` : `${value.toFixed(1)} ${units[unit]}`;
+}
+
 function tokens(usage) {
   if (!usage) return '–';
   const parts = [`${usage.input_tokens} in`, `${usage.output_tokens} out`];

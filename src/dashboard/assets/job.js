@@ -1,5 +1,5 @@
-// One job: its record, its events as they arrive, its answer and error once it ends, and
-// the cancel button.
+// One job: its record, its events as they arrive, its answer and error once it ends, its
+// changes and diff (rendered by the server), and the cancel, apply, discard and revert buttons.
 'use strict';
 
 const id = document.querySelector('meta[name="job"]').content;
@@ -14,10 +14,15 @@ let dropped = 0;
 let usage = null;
 /** The model the CLI said it runs, when the job asked for none. */
 let model = null;
+/** The buttons of the changes section, named as their routes. */
+const ACTIONS = ['apply', 'discard', 'revert'];
+/** Numbers the reads of the changes: only the latest is shown. */
+let reviews = 0;
 
 const $ = (name) => document.getElementById(name);
 
 function showJob(message) {
+  if (!job) loadReview();
   job = message.job;
   skew = message.now_ms - Date.now();
   $('status').replaceWith(Object.assign(statusBadge(job.status), { id: 'status' }));
@@ -101,31 +106,80 @@ function showAnswer(message) {
   note.textContent = `The first ${message.shown_chars} of ${message.chars} characters: cli-agent-mcp jobs result ${id} prints the whole answer.`;
 }
 
+/** POSTs to the dashboard with the page's CSRF value: the reply's JSON, or its text as the message. */
+async function post(path) {
+  try {
+    const reply = await fetch(path, { method: 'POST', headers: { 'x-csrf-token': csrf } });
+    const text = await reply.text();
+    try { return JSON.parse(text); } catch { return { result: 'refused', message: text }; }
+  } catch (error) {
+    return { result: 'refused', message: `The dashboard did not answer: ${error}` };
+  }
+}
+
+/** Reads the job's changes again and shows them. */
+async function loadReview() {
+  const ticket = ++reviews;
+  try {
+    const reply = await fetch(`/jobs/${id}/review`);
+    if (!reply.ok) return trouble(await reply.text());
+    const view = await reply.json();
+    if (ticket === reviews) showReview(view);
+  } catch (error) {
+    trouble(`The dashboard did not answer: ${error}`);
+  }
+}
+
+function showReview(view) {
+  $('review-section').hidden = !view.isolation && !view.not_tracked;
+  $('isolation').textContent = view.isolation || 'none';
+  $('worktree').textContent = view.worktree || (view.isolation === 'worktree' ? 'removed' : '–');
+  $('branch').textContent = view.branch || '–';
+  $('tree-state').textContent = view.state ? view.state.replace('_', ' ') : '–';
+  $('not-tracked').hidden = !view.not_tracked;
+  $('not-tracked').textContent = view.not_tracked || '';
+  // Rendered by the server, every character of the diff escaped: safe to insert.
+  $('diff').innerHTML = view.html;
+  for (const action of ACTIONS) $(action).hidden = !view.actions.includes(action);
+}
+
 const feed = follow(`/jobs/${id}/events`, {
   job: showJob,
   lines: showLines,
   answer: showAnswer,
   trouble: (message) => trouble(message.message),
-  end: () => { feed.close(); $('connection').textContent = 'ended'; $('connection').className = 'connection'; },
+  end: () => {
+    feed.close();
+    $('connection').textContent = 'ended';
+    $('connection').className = 'connection';
+    loadReview();
+  },
 });
 
 $('cancel').addEventListener('click', async () => {
   const button = $('cancel');
-  const say = $('cancel-message');
   button.disabled = true;
-  say.textContent = 'Asking the server running this job to cancel it…';
-  try {
-    const reply = await fetch(`/jobs/${id}/cancel`, { method: 'POST', headers: { 'x-csrf-token': csrf } });
-    const text = await reply.text();
-    let message = text;
-    try { message = JSON.parse(text).message; } catch { /* a plain-text error */ }
-    say.textContent = message;
-  } catch (error) {
-    say.textContent = `The dashboard did not answer: ${error}`;
-  } finally {
-    button.disabled = false;
-  }
+  $('cancel-message').textContent = 'Asking the server running this job to cancel it…';
+  $('cancel-message').textContent = (await post(`/jobs/${id}/cancel`)).message;
+  button.disabled = false;
 });
+
+for (const action of ACTIONS) {
+  $(action).addEventListener('click', async () => {
+    if (action === 'discard' && !window.confirm('Remove the worktree and the branch with this job\'s changes?')) return;
+    const buttons = ACTIONS.map($);
+    for (const button of buttons) button.disabled = true;
+    const say = $('review-message');
+    say.className = 'review-message';
+    say.textContent = `Asking for ${action}…`;
+    const reply = await post(`/jobs/${id}/${action}`);
+    say.textContent = reply.message;
+    say.classList.toggle('refused', reply.result === 'refused');
+    $('conflicts').replaceChildren(...(reply.conflicts || []).map((file) => el('li', {}, file)));
+    for (const button of buttons) button.disabled = false;
+    await loadReview();
+  });
+}
 
 setInterval(() => {
   if (job && !FINISHED.has(job.status)) $('elapsed').textContent = elapsed(job, skew);

@@ -1,7 +1,10 @@
-// The list of runs and jobs: a snapshot, then every change, newest first.
+// The list of runs and jobs: a snapshot, then every change, newest first; and the disk the
+// worktrees kept for review take.
 'use strict';
 
 const jobs = new Map();
+/** Each live worktree's disk use in bytes, by job id. */
+let worktrees = new Map();
 let skew = 0;
 
 function row(job) {
@@ -16,6 +19,7 @@ function row(job) {
       el('span', {},
         el('span', { class: 'progress' }, job.progress || '–'),
         el('span', { class: 'events' }, ` · ${events} events`),
+        worktrees.has(job.id) ? el('span', { class: 'worktree' }, ` · worktree ${size(worktrees.get(job.id))}`) : null,
         el('span', { class: 'prompt' }, el('br'), job.prompt_preview))),
     el('td', { 'data-label': 'Tokens', class: 'tokens' }, tokens(job.usage)));
 }
@@ -41,9 +45,20 @@ function take(message, fresh) {
   render();
 }
 
+function takeWorktrees(message) {
+  worktrees = new Map(message.jobs.map((job) => [job.id, job.bytes]));
+  const note = document.getElementById('worktrees');
+  const count = message.jobs.length;
+  note.hidden = count === 0;
+  const many = count === 1 ? 'worktree takes' : 'worktrees take';
+  note.textContent = `Jobs' ${many} ${size(message.bytes)} on disk (${count}): discard those you are done with from their pages.`;
+  render();
+}
+
 follow('/events', {
   snapshot: (message) => take(message, true),
   changed: (message) => take(message, false),
+  worktrees: takeWorktrees,
   trouble: (message) => trouble(message.message),
 });
 

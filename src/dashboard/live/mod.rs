@@ -22,7 +22,8 @@ use crate::jobs::store::{JobId, JobRecord};
 
 const POLL: Duration = Duration::from_millis(500);
 
-/// `GET /events`: `snapshot` (the newest jobs), then `changed` (jobs inserted or updated).
+/// `GET /events`: `snapshot` (the newest jobs), then `changed` (jobs inserted or updated), and
+/// `worktrees` (their disk use) at first and whenever it changed.
 pub async fn jobs_feed(State(state): State<DashboardState>) -> Response {
     sse(list::JobsFeed::new(state))
 }
@@ -58,6 +59,7 @@ fn sse(feed: impl Feed) -> Response {
 enum Message {
     Snapshot(Jobs),
     Changed(Jobs),
+    Worktrees(Worktrees),
     Job(Box<JobNow>),
     Lines(Lines),
     Answer(Answer),
@@ -74,6 +76,19 @@ struct Jobs {
     /// How many the store holds, in a snapshot: the page says how many it leaves out.
     #[serde(skip_serializing_if = "Option::is_none")]
     total: Option<u64>,
+}
+
+/// The disk the live worktrees take, in bytes: in all, and each job's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+struct Worktrees {
+    bytes: u64,
+    jobs: Vec<WorktreeUse>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+struct WorktreeUse {
+    id: JobId,
+    bytes: u64,
 }
 
 /// One job, and the server's clock.
@@ -104,6 +119,7 @@ impl Message {
         match self {
             Self::Snapshot(_) => "snapshot",
             Self::Changed(_) => "changed",
+            Self::Worktrees(_) => "worktrees",
             Self::Job(_) => "job",
             Self::Lines(_) => "lines",
             Self::Answer(_) => "answer",
@@ -116,6 +132,7 @@ impl Message {
         let event = Event::default().event(self.name());
         let data = match &self {
             Self::Snapshot(jobs) | Self::Changed(jobs) => event.json_data(jobs),
+            Self::Worktrees(disk) => event.json_data(disk),
             Self::Job(job) => event.json_data(job),
             Self::Lines(lines) => event.json_data(lines),
             Self::Answer(answer) => event.json_data(answer),
