@@ -10,15 +10,18 @@ use super::store::JobId;
 /// The in-place runs of this server going on now, by repository.
 #[derive(Default)]
 pub struct InPlaceRuns {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+    runs: Registry,
 }
 
 /// The other runs one run met in its repository.
 type Overlaps = Arc<Mutex<BTreeSet<String>>>;
 
+/// Each repository's in-place runs now, with whom each has met.
+type Registry = Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>;
+
 /// One in-place run's entry; leaves the registry when dropped.
 pub(super) struct InPlace {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+    runs: Registry,
     repo: PathBuf,
     id: JobId,
     met: Overlaps,
