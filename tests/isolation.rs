@@ -33,6 +33,9 @@ impl Repo {
         .expect("git config");
         let repo = Self { dir };
         repo.git(&["init", "-q", "-b", "main"]);
+        // The agent's own git sees the repository's config, not the test's global one.
+        repo.git(&["config", "user.name", "Agent"]);
+        repo.git(&["config", "user.email", "agent@example.invalid"]);
         repo
     }
 
@@ -435,10 +438,79 @@ async fn an_isolated_run_reports_what_git_sees_and_starts_from_the_working_state
         );
     }
     assert!(!text.contains("junk.o"), "ignored files are not changes");
+    let some = json!({"job_id": job_id(&result), "paths": ["sub/dir/new.txt"]});
+    let some = server.call("job_diff", some).await;
+    let some = done(&some)["diff"].as_str().expect("diff").to_owned();
+    assert!(
+        some.contains("sub/dir/new.txt") && !some.contains("gamma"),
+        "{some}"
+    );
     assert_eq!(
         repo.user_state(),
         user,
         "job_diff changed the user's repository"
+    );
+
+    // Applied, the workspace holds what the worktree held: rename, binary and link included.
+    let applied = review(&mut server, "job_apply", &job_id(&result)).await;
+    assert_eq!(done(&applied)["written"], true, "{}", all_text(&applied));
+    assert_eq!(repo.working_tree(&workspace), after);
+    assert_eq!(
+        std::fs::read_link(repo.path().join("link")).expect("link"),
+        Path::new("tracked.txt")
+    );
+}
+
+#[tokio::test]
+async fn base_head_starts_the_worktree_from_the_last_commit_alone() {
+    let repo = Repo::with_commit("iso-head");
+    repo.write("shared.txt", "uncommitted\n");
+    repo.write("untracked.txt", "untracked\n");
+    let script = repo.script("edit.sh", "printf 'agent\\n' > agent.txt\n");
+    let prompt = format!("edit-script={} answer=done", script.display());
+    let mut server = started(server_for(&repo)).await;
+    let result = codex(&mut server, &repo.path(), &prompt, json!({"base": "head"})).await;
+    let changes = &done(&result)["changes"];
+    let worktree = PathBuf::from(changes["worktree"].as_str().expect("kept"));
+    let read = |path: &str| std::fs::read_to_string(worktree.join(path)).unwrap_or_default();
+    assert!(
+        read("shared.txt").starts_with("one\n"),
+        "{}",
+        read("shared.txt")
+    );
+    assert!(!worktree.join("untracked.txt").exists());
+    let paths: Vec<_> = reported(changes).into_iter().map(|c| c.path).collect();
+    assert_eq!(paths, ["agent.txt"], "{}", all_text(&result));
+}
+
+#[tokio::test]
+async fn an_agents_commits_are_measured_by_content_and_their_branch_is_kept() {
+    let repo = Repo::with_commit("iso-commits");
+    let mut server = started(server_for(&repo)).await;
+    let commit = "printf 'committed\\n' > c.txt\ngit add c.txt\ngit commit -q -m agent\n";
+    let script = repo.script("commit.sh", commit);
+    let prompt = format!("edit-script={} answer=done", script.display());
+    let result = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let changes = &done(&result)["changes"];
+    let paths: Vec<_> = reported(changes).into_iter().map(|c| c.path).collect();
+    assert_eq!(paths, ["c.txt"], "{}", all_text(&result));
+
+    // A commit that changes no file still keeps its branch: it is the agent's work.
+    let empty = repo.script("empty.sh", "git commit -q --allow-empty -m 'agent note'\n");
+    let prompt = format!("edit-script={} answer=done", empty.display());
+    let result = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let id = job_id(&result);
+    let changes = &done(&result)["changes"];
+    assert_eq!(changes["files_changed"], 0, "{changes}");
+    assert!(changes["worktree"].is_string(), "{changes}");
+    let next = changes["next"].as_str().unwrap_or_default();
+    assert!(next.contains("job_discard"), "{changes}");
+    assert!(
+        repo.refs()
+            .contains(&format!("refs/heads/cli-agent-mcp/{id}")),
+        "the branch with the agent's commit was deleted: {}\n{}",
+        all_text(&result),
+        repo.refs()
     );
 }
 

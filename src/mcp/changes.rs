@@ -63,7 +63,8 @@ impl ChangesReport {
                 self.changes.lines_added,
                 self.changes.lines_removed,
                 describe_files(&self.changes),
-                self.more_files.map_or(String::new(), |n| format!(", and {n} more")),
+                self.more_files
+                    .map_or(String::new(), |n| format!(", and {n} more")),
             ),
         };
         if let (Some(worktree), Some(branch)) = (&self.worktree, &self.branch) {
@@ -99,18 +100,20 @@ fn describe(file: &FileChange) -> String {
     }
 }
 
-/// What a caller does next with a run's changes.
+/// What a caller does next with a run's changes. A kept worktree is named even when its
+/// files are as they started: the agent's commits on its branch are work to review.
 fn next_calls(id: &JobId, outcome: &TreeOutcome) -> Option<String> {
     let args = format!("{{\"job_id\": \"{id}\"}}");
     let in_place = outcome.tree.as_ref()?.worktree.is_none();
-    if outcome.changes.is_empty() {
-        return None;
-    }
-    Some(if in_place {
-        format!("job_diff {args} shows them; job_revert {args} takes them out again")
-    } else if outcome.kept {
-        format!("review with job_diff {args}, then job_apply {args} or job_discard {args}")
+    if outcome.kept {
+        Some(format!(
+            "review with job_diff {args}, then job_apply {args} or job_discard {args}"
+        ))
+    } else if in_place && !outcome.changes.is_empty() {
+        Some(format!(
+            "job_diff {args} shows them; job_revert {args} takes them out again"
+        ))
     } else {
-        return None;
-    })
+        None
+    }
 }
