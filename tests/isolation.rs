@@ -925,3 +925,102 @@ async fn several_isolated_runs_starting_at_once_on_one_repository_all_succeed() 
         repo.worktrees()
     );
 }
+
+#[tokio::test]
+async fn a_failed_or_timed_out_run_keeps_its_worktree_for_review() {
+    let repo = Repo::with_commit("iso-failed");
+    let mut server = started(server_for(&repo)).await;
+    let script = repo.script("edit.sh", "printf 'half\\n' > half.txt\n");
+    let prompt = format!("edit-script={} fail=boom", script.display());
+    let failed = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let report = &failed["structuredContent"];
+    assert_eq!(report["status"], "failed", "{}", all_text(&failed));
+    let worktree = PathBuf::from(report["changes"]["worktree"].as_str().expect("kept"));
+    assert!(worktree.join("half.txt").exists());
+
+    let marker = repo.outside("edited");
+    let script = repo.script(
+        "slow.sh",
+        &format!(
+            "printf 'slow\\n' > slow.txt\n: > '{}'\nexec sleep 3600\n",
+            marker.display()
+        ),
+    );
+    let prompt = format!("edit-script={} answer=never", script.display());
+    let timed_out = codex(
+        &mut server,
+        &repo.path(),
+        &prompt,
+        json!({"timeout_secs": 2}),
+    )
+    .await;
+    assert!(marker.exists(), "the edit was made before the timeout");
+    let id = job_id(&timed_out);
+    let diff = review(&mut server, "job_diff", &id).await;
+    assert!(
+        all_text(&diff).contains("+slow"),
+        "{}\n{}",
+        all_text(&timed_out),
+        all_text(&diff)
+    );
+}
+
+#[tokio::test]
+async fn pruning_a_job_removes_its_worktree_branch_and_refs() {
+    let repo = Repo::with_commit("iso-prune");
+    let refs = repo.refs();
+    let mut server = started(server_for(&repo)).await;
+    let script = repo.script("edit.sh", "printf 'x\\n' > x.txt\n");
+    let prompt = format!("edit-script={} answer=done", script.display());
+    let isolated = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let worktree = PathBuf::from(
+        done(&isolated)["changes"]["worktree"]
+            .as_str()
+            .expect("kept"),
+    );
+    let in_place = codex(
+        &mut server,
+        &repo.path(),
+        &prompt,
+        json!({"isolation": "none"}),
+    )
+    .await;
+    done(&in_place);
+    assert!(
+        repo.refs().contains("refs/cli-agent-mcp/"),
+        "{}",
+        repo.refs()
+    );
+
+    let (ok, pruned) = jobs_command(&repo, &["prune", "--older-than-days", "0"]);
+    assert!(ok, "{pruned}");
+    assert_eq!(pruned["pruned"], 2, "{pruned}");
+    assert!(!worktree.exists(), "prune left {}", worktree.display());
+    assert!(
+        !repo.worktrees().contains("cli-agent-mcp"),
+        "{}",
+        repo.worktrees()
+    );
+    assert_eq!(repo.refs(), refs, "prune left refs of ours");
+}
+
+#[tokio::test]
+async fn a_starting_server_forgets_worktrees_deleted_by_hand() {
+    let repo = Repo::with_commit("iso-by-hand");
+    let mut server = started(server_for(&repo)).await;
+    let script = repo.script("edit.sh", "printf 'x\\n' > x.txt\n");
+    let prompt = format!("edit-script={} answer=done", script.display());
+    let result = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let worktree = PathBuf::from(done(&result)["changes"]["worktree"].as_str().expect("kept"));
+    drop(server);
+    std::fs::remove_dir_all(&worktree).expect("delete the worktree by hand");
+    assert!(
+        repo.worktrees().contains("cli-agent-mcp"),
+        "git still records it"
+    );
+    let _next = started(server_for(&repo)).await;
+    common::wait_until("git forgets the deleted worktree", || {
+        !repo.worktrees().contains("cli-agent-mcp")
+    })
+    .await;
+}

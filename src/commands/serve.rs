@@ -185,6 +185,13 @@ async fn open_store(settings: StoreSettings) -> Result<Store, String> {
             );
         }
         let pruned = store.prune(settings.retention()?)?;
+        let forgotten = crate::jobs::forget_deleted_worktrees(&store)?;
+        if forgotten > 0 {
+            tracing::info!(
+                forgotten,
+                "dropped git's records of job worktrees deleted by hand"
+            );
+        }
         Ok::<_, StoreError>((store, pruned))
     })
     .await;

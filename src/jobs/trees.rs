@@ -83,8 +83,8 @@ impl Jobs {
             state: TreeState::Running,
         };
         let id = id.clone();
-        let in_place = (tree.isolation == Isolation::None)
-            .then(|| self.in_place.enter(&tree.repo, &id));
+        let in_place =
+            (tree.isolation == Isolation::None).then(|| self.in_place.enter(&tree.repo, &id));
         self.record(move |store| store.set_tree(&id, &record)).await;
         Ok(in_place)
     }
@@ -96,7 +96,10 @@ impl Jobs {
         outcome: &mut Outcome,
         in_place: Option<InPlace>,
     ) {
-        if let Some(others) = in_place.map(|entry| entry.others()).filter(|o| !o.is_empty()) {
+        if let Some(others) = in_place
+            .map(|entry| entry.others())
+            .filter(|o| !o.is_empty())
+        {
             outcome.warnings.push(format!(
                 "other runs of this server worked in the same repository at the same time ({}): \
                  the changes reported may include their edits, and theirs may include this \
@@ -108,14 +111,20 @@ impl Jobs {
             return;
         };
         if let Some(tree) = &outcome.tree {
-            self.warn_of_shared_files(id, tree, &mut outcome.warnings).await;
+            self.warn_of_shared_files(id, tree, &mut outcome.warnings)
+                .await;
         }
         let id = id.clone();
         self.record(move |store| store.set_tree(&id, &record)).await;
     }
 
     /// Names the kept worktrees of other jobs that changed some of the same files.
-    async fn warn_of_shared_files(&self, id: &JobId, tree: &TreeOutcome, warnings: &mut Vec<String>) {
+    async fn warn_of_shared_files(
+        &self,
+        id: &JobId,
+        tree: &TreeOutcome,
+        warnings: &mut Vec<String>,
+    ) {
         let (Ok(store), Some(run_tree)) = (self.store(), tree.tree.as_ref()) else {
             return;
         };
@@ -151,6 +160,34 @@ pub fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
         after: outcome.after.clone(),
         state,
     })
+}
+
+/// Drops git's records of job worktrees whose directories were deleted by hand, once per
+/// repository; their branches and refs stay until the job is discarded or pruned. Best effort:
+/// a repository moved or deleted since has nothing to clean. Returns how many were dropped.
+pub fn forget_deleted_worktrees(store: &Store) -> Result<usize, StoreError> {
+    let mut repos = HashMap::new();
+    for (id, path) in store.live_worktrees()? {
+        if path.exists() {
+            continue;
+        }
+        if let Some(record) = store.tree(&id)? {
+            repos.entry(record.tree.repo.clone()).or_insert(record.tree);
+        }
+    }
+    let mut forgotten = 0;
+    for tree in repos.into_values() {
+        let pruned = tree
+            .repository()
+            .map_err(|error| error.to_string())
+            .and_then(|repo| repo.prune_missing_worktrees().map_err(|e| e.to_string()));
+        match pruned {
+            Ok(pruned) => forgotten += pruned.len(),
+            Err(error) => tracing::warn!(repo = %tree.repo.display(), %error,
+                "could not drop git's records of job worktrees deleted by hand"),
+        }
+    }
+    Ok(forgotten)
 }
 
 /// Refuses a new worktree when `max` exist already, naming them.
