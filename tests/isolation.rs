@@ -343,6 +343,7 @@ fn rich_repo() -> Repo {
     repo.write("gone.txt", "deleted by the agent\n");
     repo.write("sub/dir/keep.txt", "in the subdirectory\n");
     repo.commit_all("first");
+    repo.git(&["tag", "v1"]);
     repo.write("tracked.txt", "alpha\nbeta\nstashed\n");
     repo.git(&["stash", "push", "-q", "-m", "kept aside"]);
     repo.write("tracked.txt", "alpha\nbeta changed, not committed\n");

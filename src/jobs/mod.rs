@@ -14,4 +14,4 @@ pub use job::{Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
-pub use trees::{TreeRefusal, finished_record, forget_deleted_worktrees};
+pub use trees::{finished_record, forget_deleted_worktrees};

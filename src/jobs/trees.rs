@@ -207,15 +207,18 @@ fn room_for_a_worktree(store: &Store, max: usize) -> Result<(), TreeRefusal> {
 /// The in-place runs of this server going on now, by repository.
 #[derive(Default)]
 pub(super) struct InPlaceRuns {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+    runs: Registry,
 }
 
 /// The other runs one run met in its repository.
 type Overlaps = Arc<Mutex<BTreeSet<String>>>;
 
+/// Each repository's in-place runs going on now, with whom each met.
+type Registry = Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>;
+
 /// One in-place run's entry; leaves the registry when dropped.
 pub(super) struct InPlace {
-    runs: Arc<Mutex<HashMap<PathBuf, Vec<(JobId, Overlaps)>>>>,
+    runs: Registry,
     repo: PathBuf,
     id: JobId,
     met: Overlaps,

@@ -57,14 +57,6 @@ pub struct TreeRecord {
     pub state: TreeState,
 }
 
-impl TreeRecord {
-    /// The job's worktree directory, while it has one.
-    pub fn live_worktree(&self) -> Option<&std::path::Path> {
-        let worktree = self.tree.worktree.as_ref()?;
-        matches!(self.state, TreeState::Running | TreeState::Kept).then_some(worktree.path.as_path())
-    }
-}
-
 impl Store {
     /// Records (or replaces) job `id`'s tree.
     pub fn set_tree(&self, id: &JobId, record: &TreeRecord) -> Result<(), StoreError> {
