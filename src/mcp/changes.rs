@@ -100,20 +100,22 @@ fn describe(file: &FileChange) -> String {
     }
 }
 
-/// What a caller does next with a run's changes.
+/// What a caller does next with a run's changes. A kept worktree is named even when its
+/// files are as they started: the agent's commits on its branch are work to review.
 fn next_calls(id: &JobId, outcome: &TreeOutcome) -> Option<String> {
     let args = format!("{{\"job_id\": \"{id}\"}}");
     let in_place = outcome.tree.as_ref()?.worktree.is_none();
-    if outcome.changes.is_empty() {
-        return None;
-    }
-    Some(if in_place {
-        format!("job_diff {args} shows them; job_revert {args} takes them out again")
-    } else if outcome.kept {
-        format!("review with job_diff {args}, then job_apply {args} or job_discard {args}")
+    if outcome.kept {
+        Some(format!(
+            "review with job_diff {args}, then job_apply {args} or job_discard {args}"
+        ))
+    } else if in_place && !outcome.changes.is_empty() {
+        Some(format!(
+            "job_diff {args} shows them; job_revert {args} takes them out again"
+        ))
     } else {
-        return None;
-    })
+        None
+    }
 }
 
 /// Two jobs that changed some of the same files.
