@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use cli_agent_engine::{Agent, clis};
 use common::{unique, wait_until};
-use real::repo::{EDITED_FILE, ORIGINAL, edit_prompt, edited, make_repo};
+use real::repo::{ScriptedEdit, changed_lines, make_repo};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
@@ -327,8 +327,9 @@ async fn an_isolated_edit_is_reviewed_and_applied_by_the_host(host: Agent, inner
     };
     let workspace = &world.host.workspace;
     make_repo(workspace);
+    let edit = ScriptedEdit::by_shell(inner);
     let arguments = json!({
-        "prompt": edit_prompt(inner),
+        "prompt": edit.prompt,
         "permission": "workspace-write",
         "isolation": "worktree",
         "workspace": path(workspace),
@@ -351,20 +352,20 @@ async fn an_isolated_edit_is_reviewed_and_applied_by_the_host(host: Agent, inner
         [inner.name(), "job_diff", "job_apply"],
         "{events:#?}"
     );
-    assert_reviewed_and_applied(&world.host_results(), inner);
+    assert_reviewed_and_applied(&world.host_results(), &edit);
     assert!(final_answer(host, &events).contains("\"written\":true"));
-    let content = std::fs::read_to_string(workspace.join(EDITED_FILE)).expect("the edited file");
+    let content = edit.content_in(workspace);
     assert_eq!(
         content,
-        edited(inner),
+        Some(edit.after),
         "job_apply did not bring the edit in"
     );
     world.assert_nothing_left().await;
 }
 
 /// The host's model saw the run's `changes`, then `job_diff`'s diff, then `job_apply`'s result,
-/// each showing exactly the inner CLI's edit of [`EDITED_FILE`].
-fn assert_reviewed_and_applied(results: &[Value], inner: Agent) {
+/// each showing exactly `edit`.
+fn assert_reviewed_and_applied(results: &[Value], edit: &ScriptedEdit) {
     let [report, diff, applied] = results else {
         panic!(
             "the host's model saw {} results: {results:#?}",
@@ -373,17 +374,9 @@ fn assert_reviewed_and_applied(results: &[Value], inner: Agent) {
     };
     let changes = &report["changes"];
     assert_eq!(changes["isolation"], "worktree", "{report:#}");
-    assert_eq!(
-        changes["files"],
-        json!([{"path": EDITED_FILE, "change": "modified", "lines_added": 1, "lines_removed": 1}]),
-        "{report:#}"
-    );
+    assert_eq!(changes["files"], edit.file_change(), "{report:#}");
     let diff = diff["diff"].as_str().unwrap_or_default();
-    let (removed, added) = (ORIGINAL.trim_end(), edited(inner));
-    assert!(
-        diff.contains(&format!("\n-{removed}\n")) && diff.contains(&format!("\n+{added}")),
-        "{diff}"
-    );
+    assert_eq!(changed_lines(diff), edit.diff_lines(), "{diff}");
     assert_eq!(applied["written"], true, "{applied:#}");
 }
 

@@ -1,18 +1,20 @@
 //! Issue 16 with real CLIs (codex, claude, copilot) against the mock model, through our MCP
 //! server: under `isolation: "worktree"` and `workspace-write`, each CLI edits a tracked file
-//! with its own shell tool in a worktree; the result's `changes` and `job_diff` show exactly
-//! that edit, and the workspace stays as it was until `job_apply` brings the edit in. A CLI
-//! that is not installed skips locally and fails in CI (see tests/real).
+//! with its own shell tool (codex and claude also add one with their file tool) in a worktree;
+//! the result's `changes` and `job_diff` show exactly that edit, and the workspace stays as it
+//! was until `job_apply` brings the edit in. A CLI that is not installed skips locally and
+//! fails in CI (see tests/real).
 
 mod common;
 mod mcp;
 mod real;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use cli_agent_engine::{Agent, clis};
+use cli_agent_engine::Agent;
+use cli_agent_engine::clis::{CLAUDE, CODEX, COPILOT};
 use mcp::{Server, is_error};
-use real::repo::{EDITED_FILE, ORIGINAL, edit_prompt, edited, make_repo};
+use real::repo::{ScriptedEdit, changed_lines, make_repo};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
@@ -37,13 +39,13 @@ fn structured(result: &Value) -> &Value {
     &result["structuredContent"]
 }
 
-async fn an_isolated_edit_is_reviewed_then_applied(agent: Agent) {
+async fn an_isolated_edit_is_reviewed_then_applied(agent: Agent, edit: ScriptedEdit) {
     let Some((mock, sandbox, mut server)) = serve(agent).await else {
         return;
     };
     let workspace = &sandbox.workspace;
     let arguments = json!({
-        "prompt": edit_prompt(agent),
+        "prompt": edit.prompt,
         "permission": "workspace-write",
         "isolation": "worktree",
     });
@@ -52,28 +54,27 @@ async fn an_isolated_edit_is_reviewed_then_applied(agent: Agent) {
 
     let report = structured(&result);
     assert_eq!(report["status"], "completed", "{result:#}");
-    assert!(
-        mock.requests()
-            .iter()
-            .any(|request| request["scenario"]["name"] == "shell_call"),
-        "the mock never scripted {agent}'s shell call: {:#?}",
-        mock.requests()
-    );
-    let worktree = assert_one_line_changed(&report["changes"]);
-    assert_eq!(read(&worktree.join(EDITED_FILE)), edited(agent));
+    assert_tool_called(&mock, agent, &edit);
+    let worktree = assert_changes(&report["changes"], &edit);
+    assert_eq!(edit.content_in(&worktree), Some(edit.after.clone()));
+    let before = edit.before.map(str::to_owned);
     assert_eq!(
-        read(&workspace.join(EDITED_FILE)),
-        ORIGINAL,
+        edit.content_in(workspace),
+        before,
         "the workspace was touched"
     );
 
     let job_id = report["job_id"].as_str().expect("a job id").to_owned();
     let diff = server.call("job_diff", json!({"job_id": job_id})).await;
-    assert_diff_of_the_edit(&structured(&diff)["diff"], agent);
+    let diff = structured(&diff)["diff"]
+        .as_str()
+        .expect("a diff")
+        .to_owned();
+    assert_eq!(changed_lines(&diff), edit.diff_lines(), "{diff}");
 
     let applied = server.call("job_apply", json!({"job_id": job_id})).await;
     assert_eq!(structured(&applied)["written"], true, "{applied:#}");
-    assert_eq!(read(&workspace.join(EDITED_FILE)), edited(agent));
+    assert_eq!(edit.content_in(workspace), Some(edit.after.clone()));
     assert!(
         !worktree.exists(),
         "the applied job's worktree is still there"
@@ -81,50 +82,53 @@ async fn an_isolated_edit_is_reviewed_then_applied(agent: Agent) {
     sandbox.assert_nothing_left();
 }
 
-/// `changes` reports [`EDITED_FILE`]'s one line replaced in a worktree; that worktree.
-fn assert_one_line_changed(changes: &Value) -> PathBuf {
-    assert_eq!(changes["isolation"], "worktree", "{changes:#}");
-    assert_eq!(
-        changes["files"],
-        json!([{"path": EDITED_FILE, "change": "modified", "lines_added": 1, "lines_removed": 1}]),
-        "{changes:#}"
+/// The mock scripted `edit`'s call of one of `agent`'s own tools.
+fn assert_tool_called(mock: &MockModel, agent: Agent, edit: &ScriptedEdit) {
+    let called = mock
+        .requests()
+        .iter()
+        .any(|request| request["scenario"]["name"] == edit.scenario);
+    assert!(
+        called,
+        "the mock never scripted {agent}'s {}: {:#?}",
+        edit.scenario,
+        mock.requests()
     );
-    let totals = ["files_changed", "lines_added", "lines_removed"].map(|key| &changes[key]);
-    assert_eq!(totals, [&json!(1); 3], "{changes:#}");
+}
+
+/// `changes` reports exactly `edit`, in a worktree kept for review; that worktree.
+fn assert_changes(changes: &Value, edit: &ScriptedEdit) -> PathBuf {
+    assert_eq!(changes["isolation"], "worktree", "{changes:#}");
+    let file = edit.file_change();
+    assert_eq!(changes["files"], file, "{changes:#}");
+    for total in ["lines_added", "lines_removed"] {
+        assert_eq!(changes[total], file[0][total], "{changes:#}");
+    }
+    assert_eq!(changes["files_changed"], 1, "{changes:#}");
     PathBuf::from(changes["worktree"].as_str().expect("the worktree kept"))
 }
 
-/// `diff` is [`EDITED_FILE`]'s diff and nothing else: its one line, replaced by `agent`'s.
-fn assert_diff_of_the_edit(diff: &Value, agent: Agent) {
-    let diff = diff.as_str().expect("a diff");
-    let changed: Vec<&str> = diff
-        .lines()
-        .filter(|line| line.starts_with(['-', '+']))
-        .collect();
-    let expected = [
-        format!("--- a/{EDITED_FILE}"),
-        format!("+++ b/{EDITED_FILE}"),
-        format!("-{}", ORIGINAL.trim_end()),
-        format!("+{}", edited(agent).trim_end()),
-    ];
-    assert_eq!(changed, expected, "{diff}");
-}
-
-fn read(file: &Path) -> String {
-    std::fs::read_to_string(file).unwrap_or_else(|error| panic!("{}: {error}", file.display()))
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn codex_edits_in_a_worktree_with_its_shell() {
+    an_isolated_edit_is_reviewed_then_applied(CODEX, ScriptedEdit::by_shell(CODEX)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn codex_edits_in_a_worktree() {
-    an_isolated_edit_is_reviewed_then_applied(clis::CODEX).await;
+async fn codex_adds_a_file_in_a_worktree_with_apply_patch() {
+    an_isolated_edit_is_reviewed_then_applied(CODEX, ScriptedEdit::by_file_tool(CODEX)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_edits_in_a_worktree() {
-    an_isolated_edit_is_reviewed_then_applied(clis::CLAUDE).await;
+async fn claude_edits_in_a_worktree_with_its_shell() {
+    an_isolated_edit_is_reviewed_then_applied(CLAUDE, ScriptedEdit::by_shell(CLAUDE)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn copilot_edits_in_a_worktree() {
-    an_isolated_edit_is_reviewed_then_applied(clis::COPILOT).await;
+async fn claude_adds_a_file_in_a_worktree_with_write() {
+    an_isolated_edit_is_reviewed_then_applied(CLAUDE, ScriptedEdit::by_file_tool(CLAUDE)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_edits_in_a_worktree_with_its_shell() {
+    an_isolated_edit_is_reviewed_then_applied(COPILOT, ScriptedEdit::by_shell(COPILOT)).await;
 }

@@ -1,20 +1,21 @@
-//! A workspace that is a git repository with one committed file, and the prompt that has a
-//! real CLI edit that file with its own shell tool: what isolated runs are checked against.
+//! A workspace that is a git repository with one committed file, and the edits a real CLI is
+//! scripted to make there with its own tools: what isolated runs are checked against.
 
 use std::path::Path;
 use std::process::Command;
 
 use cli_agent_engine::Agent;
+use serde_json::{Value, json};
 
-/// The tracked file the agent edits, and its committed content.
-pub const EDITED_FILE: &str = "notes.txt";
+/// The tracked file, and its committed content.
+pub const TRACKED_FILE: &str = "notes.txt";
 pub const ORIGINAL: &str = "original line\n";
 
-/// `dir` made a git repository whose one commit holds [`EDITED_FILE`] as [`ORIGINAL`].
+/// `dir` made a git repository whose one commit holds [`TRACKED_FILE`] as [`ORIGINAL`].
 pub fn make_repo(dir: &Path) {
-    std::fs::write(dir.join(EDITED_FILE), ORIGINAL).expect("write the tracked file");
+    std::fs::write(dir.join(TRACKED_FILE), ORIGINAL).expect("write the tracked file");
     git(dir, &["init", "--quiet", "--initial-branch=main"]);
-    git(dir, &["add", EDITED_FILE]);
+    git(dir, &["add", TRACKED_FILE]);
     git(dir, &["commit", "--quiet", "--message", "the original"]);
 }
 
@@ -40,13 +41,74 @@ fn git(dir: &Path, args: &[&str]) {
     );
 }
 
-/// [`EDITED_FILE`]'s content once `agent` has edited it.
-pub fn edited(agent: Agent) -> String {
-    format!("edited by {agent}\n")
+/// One file's edit, as the mock scripts it and as changes, diffs and files then show it.
+pub struct ScriptedEdit {
+    /// The agent's prompt: the mock's script.
+    pub prompt: String,
+    /// The mock's name for the tool call it scripts (`scenario.name` in its log).
+    pub scenario: &'static str,
+    pub file: &'static str,
+    /// Its content before (`None`: the edit adds it) and after.
+    pub before: Option<&'static str>,
+    pub after: String,
 }
 
-/// The mock's script for `agent`: its shell tool overwrites [`EDITED_FILE`] with
-/// [`edited`]'s text, in the directory the CLI works in.
-pub fn edit_prompt(agent: Agent) -> String {
-    format!("RUN_SHELL: echo 'edited by {agent}' > {EDITED_FILE}")
+impl ScriptedEdit {
+    /// `agent`'s shell tool overwrites [`TRACKED_FILE`]'s one line.
+    pub fn by_shell(agent: Agent) -> Self {
+        let after = format!("edited by {agent}");
+        Self {
+            prompt: format!("RUN_SHELL: echo '{after}' > {TRACKED_FILE}"),
+            scenario: "shell_call",
+            file: TRACKED_FILE,
+            before: Some(ORIGINAL),
+            after: after + "\n",
+        }
+    }
+
+    /// `agent`'s own file tool (codex apply_patch, claude Write) adds a file of one line.
+    pub fn by_file_tool(agent: Agent) -> Self {
+        let file = "added.txt";
+        let after = format!("written by {agent}");
+        Self {
+            prompt: format!("WRITE_FILE: {file} {after}"),
+            scenario: "write_call",
+            file,
+            before: None,
+            after: after + "\n",
+        }
+    }
+
+    /// Its entry in a result's `changes.files`.
+    pub fn file_change(&self) -> Value {
+        json!([{
+            "path": self.file,
+            "change": if self.before.is_some() { "modified" } else { "added" },
+            "lines_added": 1,
+            "lines_removed": u64::from(self.before.is_some()),
+        }])
+    }
+
+    /// The lines of its unified diff that say what changed: headers, removals, additions.
+    pub fn diff_lines(&self) -> Vec<String> {
+        let old = self
+            .before
+            .map_or("/dev/null".to_owned(), |_| format!("a/{}", self.file));
+        let mut lines = vec![format!("--- {old}"), format!("+++ b/{}", self.file)];
+        lines.extend(self.before.map(|before| format!("-{}", before.trim_end())));
+        lines.push(format!("+{}", self.after.trim_end()));
+        lines
+    }
+
+    /// The file's content in `dir`, `None` when it is not there.
+    pub fn content_in(&self, dir: &Path) -> Option<String> {
+        std::fs::read_to_string(dir.join(self.file)).ok()
+    }
+}
+
+/// The lines of `diff` that say what changed: headers, removals, additions.
+pub fn changed_lines(diff: &str) -> Vec<&str> {
+    diff.lines()
+        .filter(|line| line.starts_with(['-', '+']))
+        .collect()
 }
