@@ -1,9 +1,9 @@
 //! Issue 16 with real CLIs (codex, claude, copilot) against the mock model, through our MCP
 //! server: under `isolation: "worktree"` and `workspace-write`, each CLI edits a tracked file
-//! with its own shell tool (codex and claude also add one with their file tool) in a worktree;
-//! the result's `changes` and `job_diff` show exactly that edit, and the workspace stays as it
-//! was until `job_apply` brings the edit in. A CLI that is not installed skips locally and
-//! fails in CI (see tests/real).
+//! with its own shell tool in a worktree (codex and claude also add one with their file tool,
+//! and claude commits its edit); the result's `changes` and `job_diff` show exactly that edit,
+//! and the workspace stays as it was until `job_apply` brings the edit in. A CLI that is not
+//! installed skips locally and fails in CI (see tests/real).
 
 mod common;
 mod mcp;
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use cli_agent_engine::Agent;
 use cli_agent_engine::clis::{CLAUDE, CODEX, COPILOT};
 use mcp::{Server, is_error};
-use real::repo::{ScriptedEdit, changed_lines, make_repo};
+use real::repo::{AGENT_COMMIT, ScriptedEdit, changed_lines, head_subject, make_repo};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
@@ -57,6 +57,13 @@ async fn an_isolated_edit_is_reviewed_then_applied(agent: Agent, edit: ScriptedE
     assert_tool_called(&mock, agent, &edit);
     let worktree = assert_changes(&report["changes"], &edit);
     assert_eq!(edit.content_in(&worktree), Some(edit.after.clone()));
+    if edit.commits {
+        assert_eq!(
+            head_subject(&worktree),
+            AGENT_COMMIT,
+            "the agent did not commit"
+        );
+    }
     let before = edit.before.map(str::to_owned);
     assert_eq!(
         edit.content_in(workspace),
@@ -126,6 +133,12 @@ async fn claude_edits_in_a_worktree_with_its_shell() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_adds_a_file_in_a_worktree_with_write() {
     an_isolated_edit_is_reviewed_then_applied(CLAUDE, ScriptedEdit::by_file_tool(CLAUDE)).await;
+}
+
+/// Work the agent committed on its worktree's branch counts as its changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_commits_in_a_worktree() {
+    an_isolated_edit_is_reviewed_then_applied(CLAUDE, ScriptedEdit::by_shell_commit(CLAUDE)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,27 +19,37 @@ pub fn make_repo(dir: &Path) {
     git(dir, &["commit", "--quiet", "--message", "the original"]);
 }
 
-/// Runs git in `dir` with no user or system configuration and a fixed identity.
-fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args([
-            "-c",
-            "user.name=Test",
-            "-c",
-            "user.email=test@example.invalid",
-        ])
+/// The message of the commit checked out in `dir`.
+pub fn head_subject(dir: &Path) -> String {
+    git(dir, &["log", "-1", "--format=%s"])
+        .trim_end()
+        .to_owned()
+}
+
+/// Runs git in `dir` with no user or system configuration and a fixed identity; its stdout.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let identity = [
+        "-c",
+        "user.name=Test",
+        "-c",
+        "user.email=test@example.invalid",
+    ];
+    let output = Command::new("git")
+        .args(identity)
         .args(args)
         .current_dir(dir)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .status()
+        .output()
         .expect("run git");
-    assert!(
-        status.success(),
-        "git {args:?} in {}: {status}",
-        dir.display()
-    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let place = dir.display();
+    assert!(output.status.success(), "git {args:?} in {place}: {stderr}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }
+
+/// The message of the agent's commit, where it commits.
+pub const AGENT_COMMIT: &str = "the agent";
 
 /// One file's edit, as the mock scripts it and as changes, diffs and files then show it.
 pub struct ScriptedEdit {
@@ -47,6 +57,8 @@ pub struct ScriptedEdit {
     pub prompt: String,
     /// The mock's name for the tool call it scripts (`scenario.name` in its log).
     pub scenario: &'static str,
+    /// The agent commits the edit, with [`AGENT_COMMIT`] as its message.
+    pub commits: bool,
     pub file: &'static str,
     /// Its content before (`None`: the edit adds it) and after.
     pub before: Option<&'static str>,
@@ -60,10 +72,23 @@ impl ScriptedEdit {
         Self {
             prompt: format!("RUN_SHELL: echo '{after}' > {TRACKED_FILE}"),
             scenario: "shell_call",
+            commits: false,
             file: TRACKED_FILE,
             before: Some(ORIGINAL),
             after: after + "\n",
         }
+    }
+
+    /// `agent`'s shell tool overwrites [`TRACKED_FILE`]'s line and commits it (where the CLI
+    /// lets git write the repository: codex's sandbox keeps `.git` read-only).
+    pub fn by_shell_commit(agent: Agent) -> Self {
+        let mut edit = Self::by_shell(agent);
+        edit.prompt.push_str(&format!(
+            " && git add {TRACKED_FILE} && git -c user.name=Agent \
+             -c user.email=agent@example.invalid commit --quiet --message '{AGENT_COMMIT}'"
+        ));
+        edit.commits = true;
+        edit
     }
 
     /// `agent`'s own file tool (codex apply_patch, claude Write) adds a file of one line.
@@ -73,6 +98,7 @@ impl ScriptedEdit {
         Self {
             prompt: format!("WRITE_FILE: {file} {after}"),
             scenario: "write_call",
+            commits: false,
             file,
             before: None,
             after: after + "\n",
