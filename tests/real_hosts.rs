@@ -1,8 +1,9 @@
 //! The product as it is used: a real coding CLI is the MCP host, with our server configured as
 //! its MCP server; the host's model (the mock) calls our tool; our server runs another real CLI
 //! against the same mock; the inner answer comes back to the host's model and into the host's
-//! final answer. codex hosts claude, claude hosts codex. A CLI that is not installed skips
-//! locally and fails in CI (see tests/real).
+//! final answer; an inner CLI's edit in a worktree is reviewed and applied by the host's model.
+//! codex hosts claude, claude hosts codex. A CLI that is not installed skips locally and fails
+//! in CI (see tests/real).
 
 mod common;
 mod real;
@@ -13,6 +14,7 @@ use std::time::Duration;
 
 use cli_agent_engine::{Agent, clis};
 use common::{unique, wait_until};
+use real::repo::{ScriptedEdit, changed_lines, make_repo};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
@@ -88,6 +90,14 @@ impl World {
                     .as_str()
                     .is_some_and(|output| output.contains(needle))
             })
+            .collect()
+    }
+
+    /// Our tools' structured results as the host handed them to its model, in order.
+    fn host_results(&self) -> Vec<Value> {
+        self.host_requests()
+            .iter()
+            .filter_map(|request| request["tool_output"].as_str().map(structured_result))
             .collect()
     }
 
@@ -169,6 +179,13 @@ fn script(inner: Agent, arguments: &Value, then: Option<(&str, Value)>) -> Strin
         prompt.push_str(&format!("\nTHEN_CALL: {tool} {arguments}"));
     }
     prompt
+}
+
+/// Our tool's structured result as the host handed it to its model: claude passes the JSON
+/// itself, codex after a `Wall time: …\nOutput:\n` frame.
+fn structured_result(output: &str) -> Value {
+    let json = output.find('{').map_or(output, |start| &output[start..]);
+    serde_json::from_str(json).unwrap_or_else(|error| panic!("{error}: {output}"))
 }
 
 /// codex finds our tools with its client-side tool_search: the mock searched, and codex
@@ -301,6 +318,68 @@ async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
     world.assert_nothing_left().await;
 }
 
+/// The host's model has our server run the inner CLI in a worktree, where the inner CLI's shell
+/// tool edits a tracked file; then reviews the job with `job_diff` and brings its edit into the
+/// host's workspace with `job_apply`.
+async fn an_isolated_edit_is_reviewed_and_applied_by_the_host(host: Agent, inner: Agent) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let workspace = &world.host.workspace;
+    make_repo(workspace);
+    let edit = ScriptedEdit::by_shell(inner);
+    let arguments = json!({
+        "prompt": edit.prompt,
+        "permission": "workspace-write",
+        "isolation": "worktree",
+        "workspace": path(workspace),
+    });
+    let job = json!({"job_id": "$JOB_ID"});
+    let prompt = format!(
+        "{}\nNEXT_CALL: job_diff {job}\nNEXT_CALL: job_apply {job}",
+        script(inner, &arguments, None)
+    );
+
+    let events = world.host_turn(&prompt).await;
+
+    let tools: Vec<Value> = world
+        .host_tool_calls()
+        .iter()
+        .map(|call| call["tool"].clone())
+        .collect();
+    assert_eq!(
+        tools,
+        [inner.name(), "job_diff", "job_apply"],
+        "{events:#?}"
+    );
+    assert_reviewed_and_applied(&world.host_results(), &edit);
+    assert!(final_answer(host, &events).contains("\"written\":true"));
+    let content = edit.content_in(workspace);
+    assert_eq!(
+        content,
+        Some(edit.after),
+        "job_apply did not bring the edit in"
+    );
+    world.assert_nothing_left().await;
+}
+
+/// The host's model saw the run's `changes`, then `job_diff`'s diff, then `job_apply`'s result,
+/// each showing exactly `edit`.
+fn assert_reviewed_and_applied(results: &[Value], edit: &ScriptedEdit) {
+    let [report, diff, applied] = results else {
+        panic!(
+            "the host's model saw {} results: {results:#?}",
+            results.len()
+        );
+    };
+    let changes = &report["changes"];
+    assert_eq!(changes["isolation"], "worktree", "{report:#}");
+    assert_eq!(changes["files"], edit.file_change(), "{report:#}");
+    let diff = diff["diff"].as_str().unwrap_or_default();
+    assert_eq!(changed_lines(diff), edit.diff_lines(), "{diff}");
+    assert_eq!(applied["written"], true, "{applied:#}");
+}
+
 /// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.
 macro_rules! hosted {
     ($module:ident: $host:ident hosts $inner:ident) => {
@@ -321,6 +400,11 @@ macro_rules! hosted {
             async fn a_long_delegation_is_handed_off_and_collected_with_job_wait() {
                 super::a_long_delegation_is_handed_off_and_collected_with_job_wait($host, $inner)
                     .await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_isolated_edit_is_reviewed_and_applied_by_the_host() {
+                super::an_isolated_edit_is_reviewed_and_applied_by_the_host($host, $inner).await;
             }
         }
     };

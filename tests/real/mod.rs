@@ -3,6 +3,8 @@
 //! config that points it at the mock, and never sees a user's real configuration.
 #![allow(dead_code)]
 
+pub mod repo;
+
 use std::fs::File;
 use std::future::Future;
 use std::io::{BufRead, BufReader};
