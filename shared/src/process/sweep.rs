@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
 use super::leader::{Leader, is_live_leader};
@@ -86,14 +86,7 @@ fn read_snapshot() -> Vec<Entry> {
 /// SIGKILL every remaining process of the run and reap those that were re-parented to us.
 /// Call it after the leader exited and before reaping it. Returns how many it killed.
 pub async fn sweep(leader: &Leader, marker: &RunMarker) -> usize {
-    let mut run = RunSweep {
-        leader: leader.pid(),
-        marker: marker.environ_entry(),
-        killed: HashMap::new(),
-        followed: 0,
-        count: 0,
-        unsure_until: Instant::now() + UNSURE_FOR,
-    };
+    let mut run = RunSweep::new(leader, marker);
     let deadline = Instant::now() + SWEEP_LIMIT;
     loop {
         leader.signal_group(Signal::SIGKILL);
@@ -123,6 +116,17 @@ struct RunSweep {
 }
 
 impl RunSweep {
+    fn new(leader: &Leader, marker: &RunMarker) -> Self {
+        Self {
+            leader: leader.pid(),
+            marker: marker.environ_entry(),
+            killed: HashMap::new(),
+            followed: 0,
+            count: 0,
+            unsure_until: Instant::now() + UNSURE_FOR,
+        }
+    }
+
     fn in_group_or_session(&self, stat: &ProcStat) -> bool {
         stat.pgrp == self.leader || stat.session == self.leader
     }
@@ -141,21 +145,24 @@ impl RunSweep {
     }
 
     /// One round over a snapshot: kill what lives, reap what died. True while anything of the
-    /// run is still alive or unreaped, or was killed in this round.
+    /// run is still alive or unreaped, or was killed or seen gone in this round.
+    ///
+    /// A process of the run may have children that the snapshot did not show as ours (their
+    /// parent was not us yet): they come to us only as its last thread exits, which may be
+    /// after the snapshot was read. So the sweep ends only at a round whose snapshot was read
+    /// after every process it killed or reaped was gone.
     fn round(&mut self, snapshot: &Snapshot) -> bool {
         let me = Pid::this();
         let mut pending = false;
         for entry in &snapshot.entries {
             pending |= self.settle(entry, me);
         }
-        let killed_now = self.killed.len() - self.followed;
-        self.count += killed_now;
+        self.count += self.killed.len() - self.followed;
+        let following = !self.killed.is_empty();
         self.killed
             .retain(|_, pidfd| pidfd.reap() == Fate::Lingering);
         self.followed = self.killed.len();
-        // A process killed now may have children that the snapshot did not show as ours (their
-        // parent was not us yet): they come to us as it dies, so look again.
-        pending || killed_now > 0 || !self.killed.is_empty()
+        pending || following
     }
 
     /// Act on one process of a snapshot: kill it if it is the run's and alive, reap it if it
@@ -175,12 +182,10 @@ impl RunSweep {
         }
         if stat.ppid == me {
             // Our zombie child: only we can reap it, so the pid is still this one. A zombie
-            // main thread whose other threads are still exiting cannot be reaped yet, and its
-            // children come to us only once the last one is gone: wait.
-            return matches!(
-                waitpid(stat.pid, Some(WaitPidFlag::WNOHANG)),
-                Ok(WaitStatus::StillAlive)
-            );
+            // main thread whose other threads are still exiting cannot be reaped yet: wait.
+            // Reaped now, its last thread may have handed us its children after the snapshot:
+            // look again.
+            return waitpid(stat.pid, Some(WaitPidFlag::WNOHANG)).is_ok();
         }
         // Its parent is one of ours too: once that dies, the zombie comes to us.
         true
@@ -239,6 +244,8 @@ pub fn kill_every_run() -> usize {
 #[cfg(test)]
 mod tests {
     use std::os::unix::process::CommandExt;
+
+    use nix::sys::wait::{Id, WaitStatus, waitid};
 
     use super::super::proc_table::pids;
     use super::super::spawn::MARKER_VAR;
@@ -367,6 +374,100 @@ mod tests {
             "the shell and its sleeper"
         );
         assert!(!pids().any(marked), "nothing marked is left");
+        assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
+    }
+
+    /// An orphan of the run whose main thread has exited while another thread, reading stdin,
+    /// lives on, as in a killed node process: the children the main thread forked pass to that
+    /// thread, so their parent stays the orphan, and they come to us only as it exits.
+    const HALF_EXITED: &str = r#"
+import ctypes, subprocess, sys, threading
+threading.Thread(target=sys.stdin.read).start()
+subprocess.Popen(["sleep", "60"], start_new_session=True)
+ctypes.CDLL(None).syscall(int(sys.argv[1]), 0)
+"#;
+
+    /// A process's parent, while it lives.
+    fn parent(pid: Pid) -> Option<Pid> {
+        ProcStat::read(pid).map(|stat| stat.ppid)
+    }
+
+    fn snapshot_now() -> Snapshot {
+        let taken = Instant::now();
+        let entries = read_snapshot();
+        Snapshot { taken, entries }
+    }
+
+    async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            tokio::time::sleep(SWEEP_ROUND).await;
+        }
+    }
+
+    /// A run whose exited leader left a [`HALF_EXITED`] orphan, and the orphan's stdin: the
+    /// leader, the orphan and its sleeper, once the orphan's main thread has exited.
+    async fn run_leaving_a_half_exited_orphan(
+        marker: &RunMarker,
+    ) -> (Leader, tokio::process::ChildStdin, Pid, Pid) {
+        let mut child = tokio::process::Command::new("sh")
+            .args([
+                "-c",
+                "exec 3<&0; python3 -c \"$1\" \"$2\" <&3 & exit 0",
+                "sh",
+            ])
+            .args([HALF_EXITED, &nix::libc::SYS_exit.to_string()])
+            .env(MARKER_VAR, marker.as_str())
+            .stdin(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .expect("spawn sh");
+        let stdin = child.stdin.take().expect("the orphan's stdin");
+        let leader = Leader::new(child).expect("leader");
+        leader.exited().await;
+        let sleeper = || {
+            pids().find(|&pid| {
+                marker_entry(pid) == Some(marker.environ_entry())
+                    && ProcStat::read(pid).is_some_and(|stat| stat.session == pid)
+            })
+        };
+        wait_for("the sleeper runs in a session of its own", || {
+            sleeper().is_some()
+        })
+        .await;
+        let sleeper = sleeper().expect("the sleeper");
+        let orphan = parent(sleeper).expect("the sleeper's parent");
+        wait_for("the orphan's main thread has exited", || {
+            ProcStat::read(orphan).is_some_and(|stat| stat.is_zombie())
+        })
+        .await;
+        (leader, stdin, orphan, sleeper)
+    }
+
+    #[tokio::test]
+    async fn a_round_that_reaped_an_orphan_looks_again_for_the_children_it_handed_us() {
+        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        let marker = RunMarker::new();
+        let (leader, stdin, orphan, sleeper) = run_leaving_a_half_exited_orphan(&marker).await;
+        // The round's snapshot is read while the sleeper's parent is still the orphan; the
+        // orphan's last thread exits before the round.
+        let stale = snapshot_now();
+        drop(stdin);
+        let exited = || {
+            let now = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+            !matches!(waitid(Id::Pid(orphan), now), Ok(WaitStatus::StillAlive))
+        };
+        wait_for("the orphan has exited", exited).await;
+        assert_eq!(parent(sleeper), Some(Pid::this()), "the sleeper came to us");
+
+        let mut run = RunSweep::new(&leader, &marker);
+        assert!(run.round(&stale), "it reaped the orphan, so it looks again");
+        while run.round(&snapshot_now()) {
+            tokio::time::sleep(SWEEP_ROUND).await;
+        }
+        assert_eq!(run.count, 1, "the sleeper");
+        assert!(ProcStat::read(sleeper).is_none(), "the sleeper is gone");
         assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
     }
 
