@@ -537,6 +537,9 @@ async fn two_isolated_jobs_on_one_file_apply_in_turn_and_the_second_refuses_nami
     let (first, second) = two_jobs_on_one_file(&mut server, &repo).await;
     let waited = wait_all(&mut server, &[&first, &second]).await;
     assert!(all_text(&waited).contains("done1") && all_text(&waited).contains("done2"));
+    let overlaps = &waited["structuredContent"]["overlaps"];
+    assert_eq!(overlaps[0]["files"], json!(["shared.txt"]), "{waited}");
+    assert!(all_text(&waited).contains("both changed shared.txt"));
     assert!(
         repo.read("shared.txt").ends_with("eight\n"),
         "isolated jobs left the workspace alone"
@@ -1024,4 +1027,44 @@ async fn a_starting_server_forgets_worktrees_deleted_by_hand() {
         !repo.worktrees().contains("cli-agent-mcp")
     })
     .await;
+}
+
+#[tokio::test]
+async fn a_check_reports_facts_from_the_jobs_tree_after_a_configured_setup() {
+    let repo = Repo::with_commit("iso-check");
+    repo.write(".gitignore", "setup.log\n");
+    repo.commit_all("ignore the setup's log");
+    let config = repo.outside("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[repositories.\"{}\"]\nsetup = \"echo prepared > setup.log\"\n",
+            repo.path().display()
+        ),
+    )
+    .expect("config");
+    let mut server = started(server_for(&repo).env("CAM_CONFIG", &config)).await;
+    let script = repo.script("add.sh", "echo new > added.txt\n");
+    let prompt = format!("edit-script={} answer=done", script.display());
+
+    let check = "test -f added.txt && test -f setup.log && echo checked";
+    let passed = codex(&mut server, &repo.path(), &prompt, json!({"check": check})).await;
+    let report = done(&passed);
+    assert_eq!(report["check"]["passed"], true, "{passed}");
+    assert_eq!(report["check"]["output_tail"], "checked");
+    assert_eq!(
+        report["changes"]["files_changed"], 1,
+        "the setup's ignored log is no change"
+    );
+
+    let failing = json!({"check": "echo broken; exit 3"});
+    let failed = codex(&mut server, &repo.path(), &prompt, failing).await;
+    let report = done(&failed);
+    assert_eq!(report["check"]["passed"], false);
+    assert_eq!(report["check"]["exit_code"], 3);
+    assert!(all_text(&failed).contains("FAILED (exit 3)") && all_text(&failed).contains("broken"));
+
+    let read_only = json!({"prompt": "x", "workspace": repo.path(), "check": "true"});
+    let refused = server.call("codex", read_only).await;
+    assert!(is_error(&refused) && all_text(&refused).contains("workspace-write"));
 }
