@@ -537,6 +537,12 @@ async fn two_isolated_jobs_on_one_file_apply_in_turn_and_the_second_refuses_nami
     let (first, second) = two_jobs_on_one_file(&mut server, &repo).await;
     let waited = wait_all(&mut server, &[&first, &second]).await;
     assert!(all_text(&waited).contains("done1") && all_text(&waited).contains("done2"));
+    let page = server.call("job_result", json!({"job_id": first})).await;
+    let tree = &page["structuredContent"]["tree"];
+    assert_eq!(tree["isolation"], "worktree", "{page}");
+    assert_eq!(tree["state"], "kept");
+    assert_eq!(tree["files_changed"], 1);
+    assert!(all_text(&page).contains("job_diff"), "{}", all_text(&page));
     let overlaps = &waited["structuredContent"]["overlaps"];
     assert_eq!(overlaps[0]["files"], json!(["shared.txt"]), "{waited}");
     assert!(all_text(&waited).contains("both changed shared.txt"));

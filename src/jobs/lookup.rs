@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use super::job::Finished;
 use super::manager::{Jobs, JobsError};
-use super::store::{
-    CancelRequest, JobId, JobRecord, JobStatus, ListFilter, Store, StoreError, TextPage,
-};
+use super::store::{CancelRequest, JobId, JobRecord, ListFilter, Store, StoreError, TextPage};
 
 impl Jobs {
     /// Run a query on the store in the blocking pool.
@@ -50,7 +48,7 @@ impl Jobs {
         transcript: bool,
         offset: u64,
         limit: u64,
-    ) -> Result<(JobStatus, TextPage), JobsError> {
+    ) -> Result<(JobRecord, TextPage), JobsError> {
         let record = self.record_of(id).await?;
         let key = id.clone();
         let page = self
@@ -60,7 +58,7 @@ impl Jobs {
             })
             .await?
             .ok_or_else(|| JobsError::Unknown(id.clone()))?;
-        Ok((record.status, page))
+        Ok((record, page))
     }
 
     pub async fn request_cancel(&self, id: &JobId) -> Result<CancelRequest, JobsError> {

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::job::{JobToolContext, JobToolError, parse_id};
 use crate::jobs::JobState;
-use crate::jobs::store::{JobId, JobStatus, TextPage};
+use crate::jobs::store::{JobId, JobStatus, TextPage, TreeSummary};
 use crate::mcp::result::JobReport;
 
 pub(super) const DESCRIPTION: &str = "A job's whole answer, paged: offset and limit count characters, so the \
@@ -39,6 +39,9 @@ struct Page {
     #[serde(skip_serializing_if = "Option::is_none")]
     next_offset: Option<u64>,
     text: String,
+    /// Where the job worked and what it changed: `job_diff` shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tree: Option<TreeSummary>,
 }
 
 pub(super) async fn result(
@@ -58,7 +61,7 @@ pub(super) async fn result(
         ("answer", context.budget as u64)
     };
     let limit = args.limit.unwrap_or(default_limit).max(1);
-    let (status, page) = jobs.page(&id, args.transcript, args.offset, limit).await?;
+    let (record, page) = jobs.page(&id, args.transcript, args.offset, limit).await?;
     let TextPage {
         text,
         offset,
@@ -67,7 +70,8 @@ pub(super) async fn result(
     } = page;
     let page = Page {
         job_id: id,
-        status,
+        status: record.status,
+        tree: record.tree,
         part,
         offset,
         total,
@@ -110,5 +114,24 @@ fn footer(page: &Page, transcript: bool) -> String {
         )),
         None => footer.push_str("; the end]"),
     }
+    if let Some(tree) = &page.tree {
+        footer.push_str(&format!("\n[{}]", tree_line(id, tree)));
+    }
     footer
+}
+
+/// A job's tree in one line, with the call that shows its changes.
+fn tree_line(id: &JobId, tree: &TreeSummary) -> String {
+    let mut line = format!("isolation {} ({})", tree.isolation, tree.state);
+    if let (Some(path), Some(branch)) = (&tree.worktree, &tree.branch) {
+        line.push_str(&format!(", worktree {} on branch {branch}", path.display()));
+    }
+    if let Some(files) = tree.files_changed {
+        line.push_str(&format!(
+            "; changes: {files} files (+{} -{}), job_diff {{\"job_id\": \"{id}\"}} shows them",
+            tree.lines_added.unwrap_or(0),
+            tree.lines_removed.unwrap_or(0)
+        ));
+    }
+    line
 }
