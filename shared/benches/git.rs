@@ -24,11 +24,22 @@ const FILES_PER_DIR: usize = 100;
 const EDITED: usize = 20;
 
 fn main() {
+    // `cargo test --all-targets` runs this without `--bench`: a small repository, as a smoke test.
+    let measuring = std::env::args().any(|arg| arg == "--bench");
     let mut args = std::env::args()
         .skip(1)
         .filter(|arg| !arg.starts_with("--"));
-    let files = args.next().and_then(|n| n.parse().ok()).unwrap_or(50_000);
+    let default_files = if measuring { 50_000 } else { 300 };
+    let files = args
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(default_files);
     let bytes = args.next().and_then(|n| n.parse().ok()).unwrap_or(4096);
+    if !measuring {
+        println!(
+            "smoke test only: `cargo bench -p cli-agent-engine --bench git` gives the figures"
+        );
+    }
     let root = std::env::temp_dir().join(format!("cli-agent-mcp-git-bench-{}", std::process::id()));
     let dir = root.join("repo");
     let started = Instant::now();
