@@ -167,7 +167,8 @@ def connect(server, mode: str) -> Client:
 async def exercise(client: Client, tag: str) -> None:
     tools = await client.list_tools()
     names = [tool.name for tool in tools.tools]
-    expected = AGENTS + ["job_wait", "job_result", "job_cancel", "job_list"]
+    expected = AGENTS + ["job_wait", "job_result", "job_cancel", "job_list",
+                         "job_diff", "job_apply", "job_discard", "job_revert"]
     check(names == expected, f"tools: {names}")
     await call_with_progress(client)
     await cancel_by_timeout(client, tag)

@@ -42,7 +42,16 @@ pub fn agents() -> Vec<&'static str> {
     crate::common::cli_fixtures::names()
 }
 
-pub const JOB_TOOLS: [&str; 4] = ["job_wait", "job_result", "job_cancel", "job_list"];
+pub const JOB_TOOLS: [&str; 8] = [
+    "job_wait",
+    "job_result",
+    "job_cancel",
+    "job_list",
+    "job_diff",
+    "job_apply",
+    "job_discard",
+    "job_revert",
+];
 
 pub fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())

@@ -59,10 +59,12 @@ pub struct ToolArgs {
     /// from the workspace as it is now (uncommitted and untracked work included), so parallel
     /// jobs and your own edits never collide; review with `job_diff`, then `job_apply` or
     /// `job_discard`. Default: the agent's configured default, else `none`.
+    #[serde(default)]
     #[schemars(schema_with = "isolation_schema")]
     pub isolation: Option<Isolation>,
     /// What an isolated run's worktree starts from: `working` (default: the workspace as it
     /// is now, uncommitted and untracked work included) or `head` (the last commit alone).
+    #[serde(default)]
     #[schemars(schema_with = "base_schema")]
     pub base: Option<BaseArg>,
     /// A shell command run in the job's tree after the agent ends (tests, lint, a build): its
