@@ -178,20 +178,7 @@ pub fn call_request(
     policy: &Policy,
 ) -> Result<CallRequest, ArgsError> {
     let arguments = arguments.unwrap_or_default();
-    if let Some(field) =
-        extras().find(|field| arguments.contains_key(*field) && !takes(agent, field))
-    {
-        let only: Vec<_> = BUILTINS
-            .iter()
-            .filter(|cli| cli.extra_arguments().contains(&field))
-            .map(|cli| cli.name())
-            .collect();
-        return Err(ArgsError::NotForThisAgent {
-            agent,
-            field,
-            only: only.join(", "),
-        });
-    }
+    refuse_other_agents_arguments(agent, &arguments)?;
     let args: ToolArgs = serde_json::from_value(Value::Object(arguments))
         .map_err(|source| ArgsError::Invalid { agent, source })?;
     if args.timeout_secs == Some(0) {
@@ -207,23 +194,12 @@ pub fn call_request(
     let workspace = policy.resolve_inside_roots("workspace", &workspace)?;
     policy.check_permission(args.permission)?;
     let mut request = RunRequest::new(agent, args.prompt, workspace.clone());
-    request.permission = args.permission;
     request.model = given(args.model);
     request.session_id = given(args.session_id);
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
-    request.isolation = args
-        .isolation
-        .or(agent.profile().isolation)
-        .unwrap_or_default();
-    request.check = given(args.check);
-    if request.check.is_some() && request.permission == Permission::ReadOnly {
-        return Err(ArgsError::CheckNeedsWrite);
-    }
-    request.base = match args.base {
-        Some(BaseArg::Head) => Base::Head,
-        Some(BaseArg::Working) | None => Base::WorkingState,
-    };
+    request.permission = args.permission;
+    set_tree_options(&mut request, args.isolation, args.base, given(args.check))?;
     let save_to = given(args.save_to.map(|p| p.to_string_lossy().into_owned()))
         .map(|path| Policy::resolve_inside_workspace("save_to", Path::new(&path), &workspace))
         .transpose()?;
@@ -233,6 +209,44 @@ pub fn call_request(
         handoff_after_secs: args.handoff_after_secs,
         save_to,
     })
+}
+
+/// Refuses an argument only other CLIs take, naming them.
+fn refuse_other_agents_arguments(agent: Agent, arguments: &JsonObject) -> Result<(), ArgsError> {
+    let Some(field) = extras().find(|field| arguments.contains_key(*field) && !takes(agent, field))
+    else {
+        return Ok(());
+    };
+    let only: Vec<_> = BUILTINS
+        .iter()
+        .filter(|cli| cli.extra_arguments().contains(&field))
+        .map(|cli| cli.name())
+        .collect();
+    Err(ArgsError::NotForThisAgent {
+        agent,
+        field,
+        only: only.join(", "),
+    })
+}
+
+/// Where the run works and what checks it: the call's word, else the agent's default.
+fn set_tree_options(
+    request: &mut RunRequest,
+    isolation: Option<Isolation>,
+    base: Option<BaseArg>,
+    check: Option<String>,
+) -> Result<(), ArgsError> {
+    if check.is_some() && request.permission == Permission::ReadOnly {
+        return Err(ArgsError::CheckNeedsWrite);
+    }
+    request.check = check;
+    let default = request.agent.profile().isolation;
+    request.isolation = isolation.or(default).unwrap_or_default();
+    request.base = match base {
+        Some(BaseArg::Head) => Base::Head,
+        Some(BaseArg::Working) | None => Base::WorkingState,
+    };
+    Ok(())
 }
 
 fn given(value: Option<String>) -> Option<String> {
