@@ -134,6 +134,15 @@ impl Store {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The error for job `id`'s JSON that would not write or read.
+    fn bad_record<'a>(&'a self, id: &'a JobId) -> impl Fn(serde_json::Error) -> StoreError + 'a {
+        move |source| StoreError::BadRecord {
+            id: id.to_string(),
+            path: self.path().to_owned(),
+            source,
+        }
+    }
+
     fn fail(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         |error| StoreError::sqlite(self.path(), error)
     }

@@ -74,12 +74,7 @@ impl Store {
         status: JobStatus,
         outcome: &Outcome,
     ) -> Result<(), StoreError> {
-        let rest =
-            serde_json::to_string(&kept(outcome)).map_err(|source| StoreError::BadRecord {
-                id: id.to_string(),
-                path: self.path().to_owned(),
-                source,
-            })?;
+        let rest = serde_json::to_string(&kept(outcome)).map_err(self.bad_record(id))?;
         let changed = self
             .conn()
             .prepare_cached(
@@ -123,17 +118,15 @@ impl Store {
         let Some((answer, Some(rest))) = stored else {
             return Ok(None);
         };
-        let bad = |source| StoreError::BadRecord {
-            id: id.to_string(),
-            path: self.path().to_owned(),
-            source,
-        };
         // The column holds no answer (or an empty one): it has a column of its own.
-        let mut value: serde_json::Value = serde_json::from_str(&rest).map_err(bad)?;
+        let mut value: serde_json::Value =
+            serde_json::from_str(&rest).map_err(self.bad_record(id))?;
         if let Some(fields) = value.as_object_mut() {
             fields.insert("answer".into(), answer.unwrap_or_default().into());
         }
-        serde_json::from_value(value).map(Some).map_err(bad)
+        serde_json::from_value(value)
+            .map(Some)
+            .map_err(self.bad_record(id))
     }
 
     pub fn list(&self, filter: &ListFilter) -> Result<Vec<JobRecord>, StoreError> {

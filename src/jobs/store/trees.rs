@@ -96,11 +96,7 @@ impl TreeRecord {
 impl Store {
     /// Records (or replaces) job `id`'s tree.
     pub fn set_tree(&self, id: &JobId, record: &TreeRecord) -> Result<(), StoreError> {
-        let json = serde_json::to_string(record).map_err(|source| StoreError::BadRecord {
-            id: id.to_string(),
-            path: self.path().to_owned(),
-            source,
-        })?;
+        let json = serde_json::to_string(record).map_err(self.bad_record(id))?;
         let changed = self
             .conn()
             .execute(
@@ -128,14 +124,8 @@ impl Store {
         let Some(json) = json else {
             return Err(self.unknown_job(id));
         };
-        json.map(|json| {
-            serde_json::from_str(&json).map_err(|source| StoreError::BadRecord {
-                id: id.to_string(),
-                path: self.path().to_owned(),
-                source,
-            })
-        })
-        .transpose()
+        json.map(|json| serde_json::from_str(&json).map_err(self.bad_record(id)))
+            .transpose()
     }
 
     /// The jobs whose worktree is still there (running or kept), oldest first.
