@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use cli_agent_engine::git::{ChangeKind, Changes, FileChange};
+use cli_agent_engine::git::{ChangeKind, Changes, FileChange, Merged};
 use cli_agent_engine::isolation::{Isolation, TreeOutcome};
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::jobs::review::Discarded;
 use crate::jobs::store::JobId;
 
 /// How many files a result lists; `job_diff` has them all.
@@ -166,4 +167,38 @@ pub fn overlaps<'a>(
         }
     }
     found
+}
+
+/// What an apply or revert did (or, checked, would do) to the workspace, in words.
+pub fn merged_text(action: &str, id: &JobId, merged: &Merged) -> String {
+    let files = describe_files(&merged.changes);
+    match (merged.written, merged.changes.is_empty()) {
+        (_, true) => format!("{action} of job {id}: nothing to change, the workspace has it all"),
+        (true, false) => format!("{action} of job {id} done, in the workspace: {files}"),
+        (false, false) => format!("{action} of job {id} would go through cleanly: {files}"),
+    }
+}
+
+/// The same as JSON.
+pub fn merged_json(action: &str, id: &JobId, merged: &Merged) -> serde_json::Value {
+    serde_json::json!({
+        "job_id": id,
+        "action": action,
+        "written": merged.written,
+        "changes": merged.changes,
+    })
+}
+
+/// What discarding a job removed, in words.
+pub fn discarded_text(discarded: &Discarded) -> String {
+    let removed = discarded
+        .worktree
+        .as_ref()
+        .map_or("its worktree was gone already".to_owned(), |path| {
+            format!("removed its worktree {}", path.display())
+        });
+    format!(
+        "discarded job {}: {removed} and its branch {}",
+        discarded.job_id, discarded.branch
+    )
 }

@@ -4,12 +4,11 @@
 use std::io::Write;
 
 use cli_agent_engine::git::Merged;
-use serde_json::json;
 
 use super::{CommandError, print_json};
 use crate::jobs::review;
 use crate::jobs::store::{JobId, Store};
-use crate::mcp::changes::describe_files;
+use crate::mcp::changes::{discarded_text, merged_json, merged_text};
 
 pub(super) fn diff(
     store: &Store,
@@ -20,7 +19,7 @@ pub(super) fn diff(
     let text = review::diff(store, id, paths)?;
     let mut out = std::io::stdout().lock();
     if json {
-        return print_json(&mut out, &json!({ "job_id": id, "diff": text }));
+        return print_json(&mut out, &serde_json::json!({ "job_id": id, "diff": text }));
     }
     out.write_all(text.as_bytes())?;
     Ok(out.flush()?)
@@ -52,33 +51,15 @@ pub(super) fn discard(store: &Store, id: &JobId, json: bool) -> Result<(), Comma
     if json {
         return print_json(&mut out, &discarded);
     }
-    let removed = discarded
-        .worktree
-        .as_ref()
-        .map_or("its worktree was gone already".to_owned(), |path| {
-            format!("removed worktree {}", path.display())
-        });
-    writeln!(
-        out,
-        "discarded job {id}: {removed} and branch {}",
-        discarded.branch
-    )?;
+    writeln!(out, "{}", discarded_text(&discarded))?;
     Ok(())
 }
 
 fn report(action: &str, id: &JobId, merged: &Merged, json: bool) -> Result<(), CommandError> {
     let mut out = std::io::stdout().lock();
     if json {
-        return print_json(
-            &mut out,
-            &json!({ "job_id": id, "action": action, "written": merged.written, "changes": merged.changes }),
-        );
+        return print_json(&mut out, &merged_json(action, id, merged));
     }
-    let files = describe_files(&merged.changes);
-    match (merged.written, merged.changes.is_empty()) {
-        (_, true) => writeln!(out, "{action} of job {id}: nothing to change")?,
-        (true, false) => writeln!(out, "{action} of job {id} done: {files}")?,
-        (false, false) => writeln!(out, "{action} of job {id} would go through: {files}")?,
-    }
+    writeln!(out, "{}", merged_text(action, id, merged))?;
     Ok(())
 }

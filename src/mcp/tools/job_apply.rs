@@ -4,12 +4,11 @@ use cli_agent_engine::git::Merged;
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::job::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
 use crate::jobs::store::JobId;
-use crate::mcp::changes::describe_files;
+use crate::mcp::changes::{merged_json, merged_text};
 
 pub(super) const DESCRIPTION: &str = "Bring the changes of a job isolated in a worktree into \
     its workspace, as uncommitted changes, by a three-way merge against the state the job \
@@ -41,18 +40,8 @@ pub(super) async fn apply(
 
 /// What an apply or revert did (or, checked, would do) to the workspace.
 pub(super) fn merged_result(action: &str, id: &JobId, merged: &Merged) -> CallToolResult {
-    let files = describe_files(&merged.changes);
-    let text = match (merged.written, merged.changes.is_empty()) {
-        (_, true) => format!("{action} of job {id}: nothing to change, the workspace has it all"),
-        (true, false) => format!("{action} of job {id} done, in the workspace: {files}"),
-        (false, false) => format!("{action} of job {id} would go through cleanly: {files}"),
-    };
+    let text = merged_text(action, id, merged);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(json!({
-        "job_id": id,
-        "action": action,
-        "written": merged.written,
-        "changes": merged.changes,
-    }));
+    result.structured_content = Some(merged_json(action, id, merged));
     result
 }

@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::job::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
+use crate::mcp::changes::discarded_text;
 
 pub(super) const DESCRIPTION: &str = "Drop the work of a job isolated in a worktree: removes \
     its worktree and its branch. Its diff stays readable (job_diff) until the job is pruned.";
@@ -23,16 +24,7 @@ pub(super) async fn discard(
     let id = parse_id(&args.job_id)?;
     let store = context.jobs.store()?.clone();
     let discarded = blocking(move || review::discard(&store, &id)).await?;
-    let removed = discarded
-        .worktree
-        .as_ref()
-        .map_or("its worktree was gone already".to_owned(), |path| {
-            format!("removed its worktree {}", path.display())
-        });
-    let text = format!(
-        "discarded job {}: {removed} and its branch {}",
-        discarded.job_id, discarded.branch
-    );
+    let text = discarded_text(&discarded);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = serde_json::to_value(&discarded).ok();
     Ok(result)
