@@ -18,8 +18,7 @@ use crate::config::EngineConfig;
 use crate::error::SetupError;
 use crate::event::AgentEvent;
 use crate::git::JobKey;
-use crate::isolation::Isolation;
-use crate::isolation::{RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
+use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Status, Usage};
 use crate::process::{self, RunMarker};
@@ -210,11 +209,19 @@ impl Engine {
         cancel: &CancellationToken,
     ) -> Option<String> {
         let setup = request.setup.as_deref()?;
-        let tree = match placed {
-            Some((_, Tracking::Tracked(tree))) => tree,
-            _ => return None,
-        };
-        tree.worktree.as_ref()?;
+        let in_a_new_worktree = matches!(
+            placed,
+            Some((
+                _,
+                Tracking::Tracked(RunTree {
+                    worktree: Some(_),
+                    ..
+                })
+            ))
+        );
+        if !in_a_new_worktree {
+            return None;
+        }
         let limit = self.limits(request).total;
         let ran = run_command(setup, &request.workspace, &command.env, limit, cancel).await;
         (!ran.passed).then(|| {
