@@ -199,6 +199,14 @@ impl<'a> Invocation<'a> {
         self
     }
 
+    /// Checks files out with one worker per core (git's `checkout.workers=0`) whatever the
+    /// user's config says: on a large tree several times faster than one file at a time.
+    pub fn parallel_checkout(mut self) -> Self {
+        self.args
+            .splice(0..0, ["-c".into(), "checkout.workers=0".into()]);
+        self
+    }
+
     pub fn stdin(mut self, bytes: Vec<u8>) -> Self {
         self.stdin = Some(bytes);
         self

@@ -91,6 +91,7 @@ impl Repo {
             .args(["worktree", "add", "--quiet"])
             .arg(path)
             .arg(&branch)
+            .parallel_checkout()
             .retry_when_busy()
             .output()?;
         let included = self.copy_included(path)?;
