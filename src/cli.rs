@@ -11,6 +11,7 @@ use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::git::Base;
 use cli_agent_engine::isolation::Isolation;
+use cli_agent_engine::sandbox::SandboxMode;
 use cli_agent_engine::{EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
@@ -110,6 +111,28 @@ pub struct EngineArgs {
         value_name = "NAMES"
     )]
     pub pass_env: Vec<EnvPattern>,
+    /// Confine each CLI and everything it starts with Landlock under read-only and
+    /// workspace-write (writes only to the workspace, the CLI's own state and a private
+    /// temporary directory): auto (where the kernel can, said once where it cannot),
+    /// required (refuse to run where it cannot), off.
+    #[arg(
+        long,
+        env = "CAM_SANDBOX",
+        global = true,
+        default_value_t = SandboxMode::Auto,
+        value_name = "MODE"
+    )]
+    pub sandbox: SandboxMode,
+    /// Test-only: build every CLI's command line at this level whatever the call asked, so a
+    /// test shows that the sandbox alone bounds the run.
+    #[arg(
+        long,
+        env = "CAM_TEST_CLI_PERMISSION",
+        global = true,
+        hide = true,
+        value_name = "LEVEL"
+    )]
+    pub test_cli_permission: Option<Permission>,
 }
 
 impl EngineArgs {
@@ -123,6 +146,8 @@ impl EngineArgs {
             grace: Duration::from_secs_f64(self.grace_secs.clamp(0.0, 60.0)),
             max_line_bytes: self.max_line_bytes,
             pass_env: self.pass_env.clone(),
+            sandbox: self.sandbox,
+            test_cli_permission: self.test_cli_permission,
             ..EngineConfig::default()
         }
     }

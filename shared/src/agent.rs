@@ -39,6 +39,8 @@ pub struct Profile {
     pub idle_timeout: Option<Duration>,
     /// Where a run works when the call does not say.
     pub isolation: Option<Isolation>,
+    /// Directories it may also write under the sandbox at `workspace-write`.
+    pub writable: Vec<std::path::PathBuf>,
 }
 
 static NO_PROFILE: Profile = Profile {
@@ -48,6 +50,7 @@ static NO_PROFILE: Profile = Profile {
     timeout: None,
     idle_timeout: None,
     isolation: None,
+    writable: Vec::new(),
 };
 
 impl Agent {

@@ -56,12 +56,14 @@ enum End {
     Cancelled,
 }
 
-/// Runs `command` with `sh -c` in `dir`, with `env` as its whole environment, for at most
-/// `limit`; `cancel` stops it. Its whole process tree is gone when this returns.
+/// Runs `command` with `sh -c` in `dir`, with `env` as its whole environment and confined by
+/// `sandbox` when given, for at most `limit`; `cancel` stops it. Its whole process tree is
+/// gone when this returns.
 pub async fn run_command(
     command: &str,
     dir: &Path,
     env: &[(std::ffi::OsString, std::ffi::OsString)],
+    sandbox: Option<landlock::RulesetCreated>,
     limit: Duration,
     cancel: &CancellationToken,
 ) -> CommandOutcome {
@@ -73,7 +75,7 @@ pub async fn run_command(
         env: env.to_vec(),
     };
     let marker = RunMarker::new();
-    let spawned = match process::spawn(&line, dir, &marker) {
+    let spawned = match process::spawn(&line, dir, &marker, sandbox) {
         Ok(spawned) => spawned,
         Err(error) => return not_started(command, &error, started),
     };
@@ -150,6 +152,7 @@ mod tests {
             "echo out; echo err >&2; exit 3",
             Path::new("/"),
             &env(),
+            None,
             Duration::from_secs(60),
             &cancel,
         )
@@ -166,6 +169,7 @@ mod tests {
             "sleep 3600 & sleep 3600",
             Path::new("/"),
             &env(),
+            None,
             Duration::from_millis(200),
             &cancel,
         )

@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::{ErrorKind, Usage};
 use crate::request::RunRequest;
@@ -79,6 +80,13 @@ pub trait Cli: Send + Sync + 'static {
     /// ([`ErrorKind::classify`]), so list only sentences this CLI writes itself.
     fn error_wording(&self) -> &'static [(ErrorKind, &'static [&'static str])] {
         &[]
+    }
+
+    /// Where it keeps its own state, caches and logs, given the environment it starts with:
+    /// writable under the sandbox at every level (made when missing). By default
+    /// `~/.<name>`; a CLI that writes elsewhere names its places.
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.home(&format!(".{}", self.name())).into_iter().collect()
     }
 
     /// The version in what its `--version` printed (`doctor` compares it with

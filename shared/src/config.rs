@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::environment::EnvPattern;
+use crate::request::Permission;
+use crate::sandbox::SandboxMode;
 
 /// Settings shared by every run. `Default` gives the documented defaults.
 #[derive(Clone, Debug)]
@@ -33,6 +35,11 @@ pub struct EngineConfig {
     /// Commands of the user's own per repository: a run whose workspace is inside one gets
     /// its `setup` and, unless it names one, its `check` (the deepest match wins).
     pub repositories: Vec<RepositoryCommands>,
+    /// Whether runs are confined by the kernel (see [`crate::sandbox`]).
+    pub sandbox: SandboxMode,
+    /// For tests only: every CLI's command line is built at this level whatever the run's,
+    /// so a test shows that the sandbox alone bounds the run (`CAM_TEST_CLI_PERMISSION`).
+    pub test_cli_permission: Option<Permission>,
 }
 
 /// `[repositories."<path>"]` of the config file.
@@ -68,6 +75,8 @@ impl Default for EngineConfig {
             stderr_tail_bytes: 64 * 1024,
             pass_env: Vec::new(),
             repositories: Vec::new(),
+            sandbox: SandboxMode::Auto,
+            test_cli_permission: None,
         }
     }
 }

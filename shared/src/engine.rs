@@ -15,14 +15,17 @@ use crate::check::run_command;
 use crate::cli::UsageFile;
 use crate::command;
 use crate::config::EngineConfig;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::event::AgentEvent;
 use crate::git::JobKey;
+use crate::git::worktree_metadata;
 use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::find_cli;
 use crate::outcome::{Outcome, Status, Usage};
 use crate::process::{self, RunMarker};
 use crate::request::{Permission, RunRequest};
+use crate::sandbox::{self, Confinement, KernelSupport, SandboxError, WritePlan};
 use crate::supervise::{Limits, Observer, supervise};
 use crate::transcript::Transcript;
 
@@ -106,7 +109,12 @@ impl Engine {
         self.add_repository_commands(&mut request);
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
-        let mut command = command::build(&request, &program, &self.config.pass_env)?;
+        sandbox::decide(
+            self.config.sandbox,
+            request.permission,
+            KernelSupport::current(),
+        )?;
+        let mut command = self.command_line(&request, &program)?;
         let usage_file = request.agent.cli().usage_file().map(|file| {
             let path = usage_path();
             command.flag_value(file.flag, &path.to_string_lossy());
@@ -162,23 +170,29 @@ impl Engine {
         let Prepared {
             mut request,
             program,
-            command,
+            mut command,
             earlier,
             usage_file,
             placed,
         } = prepared;
         let limits = self.limits(&request);
-        let setup = self
-            .set_up(&request, &command, placed.as_ref(), &cancel)
-            .await;
         let marker = RunMarker::new();
-        let spawned = match process::spawn(&command, &request.workspace, &marker) {
-            Ok(spawned) => spawned,
-            Err(source) => {
+        let launched = self
+            .launch(
+                &request,
+                &program,
+                &mut command,
+                placed.as_ref(),
+                &marker,
+                &cancel,
+            )
+            .await;
+        let (confinement, setup, spawned) = match launched {
+            Ok(launched) => launched,
+            Err(error) => {
                 // Nothing ran: an isolated run's worktree goes again.
                 settle_tree(placed).await;
-                let (agent, bin) = (request.agent, program);
-                return Err(SetupError::Spawn { agent, bin, source });
+                return Err(error);
             }
         };
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
@@ -186,17 +200,115 @@ impl Engine {
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
             supervise(spawned, marker, agent, prompt, limits, token, observer).await;
+        if let Some(confinement) = &confinement
+            && !transcript.refused().is_empty()
+        {
+            let warning = confinement.refusal_warning(transcript.refused());
+            transcript.warn(warning);
+        }
         let reported = self
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
         outcome.warnings.extend(setup);
-        self.after_agent(&request, &command, &mut outcome, placed, &cancel)
-            .await;
+        self.after_agent(
+            &request,
+            &command,
+            confinement,
+            &mut outcome,
+            placed,
+            &cancel,
+        )
+        .await;
         outcome.redact_secrets();
         self.remember(&request, &outcome, reported);
         tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
         Ok(outcome)
+    }
+
+    /// Confines the run, runs a new worktree's setup, and starts the CLI: the confinement,
+    /// the setup's warning and the started CLI.
+    async fn launch(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+        command: &mut command::CommandLine,
+        placed: Option<&(JobKey, Tracking)>,
+        marker: &RunMarker,
+        cancel: &CancellationToken,
+    ) -> Result<(Option<Confinement>, Option<String>, process::SpawnedCli), SetupError> {
+        let confinement = self.confine(request, command, placed, marker)?;
+        let setup = self.set_up(request, command, placed, cancel).await;
+        let spawn = || {
+            let ruleset = confinement.as_ref().map(Confinement::ruleset).transpose()?;
+            process::spawn(command, &request.workspace, marker, ruleset)
+        };
+        let spawned = spawn().map_err(|source| SetupError::Spawn {
+            agent: request.agent,
+            bin: program.to_owned(),
+            source,
+        })?;
+        Ok((confinement, setup, spawned))
+    }
+
+    /// The run's sandbox (see [`crate::sandbox`]), its temporary directory set as the CLI's
+    /// `TMPDIR`; none when the level or the mode says so.
+    fn confine(
+        &self,
+        request: &RunRequest,
+        command: &mut command::CommandLine,
+        placed: Option<&(JobKey, Tracking)>,
+        marker: &RunMarker,
+    ) -> Result<Option<Confinement>, SandboxError> {
+        let worktree = match placed {
+            Some((_, Tracking::Tracked(tree))) => tree.worktree.as_ref(),
+            _ => None,
+        };
+        let (tree, git) = match worktree {
+            Some(worktree) => {
+                let git = worktree_metadata(&worktree.path).map_err(|source| SandboxError::Io {
+                    what: "worktree's git metadata",
+                    path: worktree.path.clone(),
+                    source,
+                })?;
+                (worktree.path.clone(), git)
+            }
+            None => (request.workspace.clone(), Vec::new()),
+        };
+        let plan = WritePlan {
+            level: request.permission,
+            tree,
+            git,
+            state: request.agent.cli().state_dirs(CliEnv(&command.env)),
+            extra: request.agent.profile().writable.clone(),
+        };
+        let confinement = Confinement::for_run(self.config.sandbox, &plan, marker.as_str())?;
+        if let Some(confinement) = &confinement {
+            command
+                .env
+                .push(("TMPDIR".into(), confinement.tmp().into()));
+        }
+        Ok(confinement)
+    }
+
+    /// The CLI's command line; at the test-only level when one is configured (see
+    /// [`EngineConfig::test_cli_permission`]).
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<command::CommandLine, SetupError> {
+        let pass_env = &self.config.pass_env;
+        match self.config.test_cli_permission {
+            Some(permission) => {
+                let loosened = RunRequest {
+                    permission,
+                    ..request.clone()
+                };
+                command::build(&loosened, program, pass_env)
+            }
+            None => command::build(request, program, pass_env),
+        }
     }
 
     /// A new worktree's setup command, before the agent starts. A failure is a warning: the
@@ -223,7 +335,10 @@ impl Engine {
             return None;
         }
         let limit = self.limits(request).total;
-        let ran = run_command(setup, &request.workspace, &command.env, limit, cancel).await;
+        // The setup is the person's own, from the config file: it runs unconfined (it may
+        // need to write caches outside the tree, as package managers do).
+        let (dir, env) = (&request.workspace, &command.env);
+        let ran = run_command(setup, dir, env, None, limit, cancel).await;
         (!ran.passed).then(|| {
             format!(
                 "the setup command `{setup}` failed in the worktree ({}); the agent ran anyway. \
@@ -239,6 +354,7 @@ impl Engine {
         &self,
         request: &RunRequest,
         command: &command::CommandLine,
+        confinement: Option<Confinement>,
         outcome: &mut Outcome,
         placed: Option<(JobKey, Tracking)>,
         cancel: &CancellationToken,
@@ -246,9 +362,14 @@ impl Engine {
         let ended = matches!(outcome.status, Status::Completed | Status::Failed);
         if let (Some(check), true) = (&request.check, ended) {
             let limit = self.limits(request).total;
-            let env = &command.env;
-            outcome.check = Some(run_command(check, &request.workspace, env, limit, cancel).await);
+            let (dir, env) = (&request.workspace, &command.env);
+            // The check is the caller's: it runs under the same sandbox as the agent.
+            let sandbox = confinement.as_ref().and_then(|c| c.ruleset().ok());
+            let ran = run_command(check, dir, env, sandbox, limit, cancel).await;
+            outcome.check = Some(ran);
         }
+        // The run's temporary directory goes now, before the tree is measured.
+        drop(confinement);
         let (tree, warning) = settle_tree(placed).await;
         outcome.tree = tree;
         outcome.warnings.extend(warning);

@@ -97,6 +97,32 @@ pub fn inherited(
         .collect()
 }
 
+/// A CLI's environment as its command line sets it: where its home and config homes are.
+#[derive(Clone, Copy, Debug)]
+pub struct CliEnv<'a>(pub &'a [(OsString, OsString)]);
+
+impl CliEnv<'_> {
+    /// A variable's value as the CLI sees it (the last setting wins, as in `execve`), unless
+    /// empty.
+    pub fn var(&self, name: &str) -> Option<std::path::PathBuf> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(key, value)| key == name && !value.is_empty())
+            .map(|(_, value)| value.into())
+    }
+
+    /// `$HOME/<relative>`.
+    pub fn home(&self, relative: &str) -> Option<std::path::PathBuf> {
+        self.var("HOME").map(|home| home.join(relative))
+    }
+
+    /// An XDG base directory (`XDG_CONFIG_HOME`, ...) or its default under the home.
+    pub fn xdg(&self, name: &str, default: &str) -> Option<std::path::PathBuf> {
+        self.var(name).or_else(|| self.home(default))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

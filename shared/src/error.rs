@@ -64,4 +64,7 @@ pub enum SetupError {
 
     #[error(transparent)]
     Tree(#[from] crate::isolation::TreeError),
+
+    #[error(transparent)]
+    Sandbox(#[from] crate::sandbox::SandboxError),
 }

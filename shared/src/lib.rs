@@ -24,6 +24,7 @@ pub mod outcome;
 pub mod process;
 pub mod redact;
 pub mod request;
+pub mod sandbox;
 mod supervise;
 mod transcript;
 mod version;

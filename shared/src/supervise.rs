@@ -23,6 +23,7 @@ use crate::agent::Agent;
 use crate::dialect::Dialect;
 use crate::event::AgentEvent;
 use crate::process::{self, Leader, Line, LineReader, Pipe, RunMarker, SpawnedCli, StderrTail};
+use crate::sandbox;
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
 /// The time limits and sizes of one run.
@@ -282,7 +283,23 @@ impl<'o> RunState<'o> {
             self.transcript.record_issue(issue);
             return true;
         }
+        self.note_refusal(&text, before);
         self.events.len() > before || matches!(text, std::borrow::Cow::Owned(_))
+    }
+
+    /// A finished tool call on a line that tells of a refused write is noted, so the outcome
+    /// can say what the sandbox refused. Only tool ends are looked at: they are few.
+    fn note_refusal(&mut self, line: &str, first_new: usize) {
+        for event in &self.events[first_new..] {
+            if let AgentEvent::ToolFinished { name, command, .. } = event
+                && sandbox::tells_of_refusal(line)
+            {
+                let call = command
+                    .as_deref()
+                    .map_or_else(|| name.clone(), |c| format!("`{c}`"));
+                self.transcript.note_refused(call);
+            }
+        }
     }
 
     /// Show the events parsed so far to the observer, then fold them into the transcript.

@@ -127,6 +127,15 @@ fn configure(
                 format!("{name}: `{bad}` is not a variable name: use letters, digits and `_`"),
             ));
         }
+        if let Some(relative) = settings.writable.iter().find(|dir| dir.is_relative()) {
+            return Err(file.error(
+                &["agents", name, "writable"],
+                format!(
+                    "{name}: writable directory `{}` is relative: give an absolute path",
+                    relative.display()
+                ),
+            ));
+        }
         if settings.max_runs == Some(0) {
             return Err(file.error(
                 &["agents", name, "max_runs"],
@@ -141,6 +150,7 @@ fn configure(
         timeout: settings.timeout_secs.map(Duration::from_secs),
         idle_timeout: settings.idle_timeout_secs.map(Duration::from_secs),
         isolation: settings.isolation,
+        writable: settings.writable.clone(),
     };
     let builtin = clis::builtin(name).is_some();
     Ok(Some(Configured {

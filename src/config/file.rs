@@ -18,6 +18,7 @@ pub struct FileSettings {
     pub grace_secs: Option<f64>,
     pub max_line_bytes: Option<u64>,
     pub pass_env: Option<Vec<String>>,
+    pub sandbox: Option<String>,
     pub log: Option<String>,
     pub log_file: Option<PathBuf>,
     pub enable: Option<Vec<String>>,
@@ -90,6 +91,9 @@ pub struct AgentSettings {
     pub description: Option<String>,
     /// Where its runs work when a call does not say: `none` or `worktree`.
     pub isolation: Option<Isolation>,
+    /// Directories its runs may also write under the sandbox at `workspace-write`.
+    #[serde(default)]
+    pub writable: Vec<PathBuf>,
 }
 
 /// A config file as read: its path, its text and its settings.

@@ -235,6 +235,7 @@ mod tests {
             grace_secs: Some(1.0),
             max_line_bytes: Some(1),
             pass_env: Some(vec!["X".into()]),
+            sandbox: Some("auto".into()),
             log: Some("info".into()),
             log_file: Some("/x".into()),
             enable: Some(vec!["codex".into()]),
@@ -282,7 +283,10 @@ mod tests {
         // Set through [agents.<cli>].bin, or where the file itself is; or test-only.
         let elsewhere = |id: &str| {
             id.ends_with("_bin")
-                || matches!(id, "config" | "help" | "version" | "conformance_fixtures")
+                || matches!(
+                    id,
+                    "config" | "help" | "version" | "conformance_fixtures" | "test_cli_permission"
+                )
         };
         for id in ids.into_iter().filter(|id| !elsewhere(id)) {
             assert!(

@@ -7,7 +7,7 @@ use super::error::GitError;
 /// Where our refs live: never under `refs/heads`, so no branch listing shows them.
 const REF_NAMESPACE: &str = "refs/cli-agent-mcp";
 /// The prefix of our branches.
-const BRANCH_PREFIX: &str = "cli-agent-mcp/";
+pub(super) const BRANCH_PREFIX: &str = "cli-agent-mcp/";
 
 /// A job's key in git: safe as one component of a ref name.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -49,7 +49,7 @@ pub use job::JobKey;
 pub use merge::{Merged, Mode};
 pub use repo::{Operation, Repo, not_tracked_reason};
 pub use snapshot::Snapshot;
-pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage};
+pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
 
 #[cfg(test)]
 mod tests;

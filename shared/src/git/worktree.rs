@@ -227,6 +227,24 @@ fn parse_worktree_list(listed: &str) -> Vec<JobWorktree> {
     found
 }
 
+/// What a commit made in one of our worktrees writes outside it: the worktree's own git
+/// directory (index, HEAD, logs), the shared object store, and the job branches' refs and
+/// logs (made here when missing). Read from the `.git` file and `commondir` git writes, so
+/// a sandbox can allow exactly these.
+pub fn worktree_metadata(top: &Path) -> std::io::Result<Vec<PathBuf>> {
+    let link = std::fs::read_to_string(top.join(".git"))?;
+    let own = top.join(link.trim().trim_start_matches("gitdir:").trim());
+    let common_link = std::fs::read_to_string(own.join("commondir"))?;
+    let common = std::fs::canonicalize(own.join(common_link.trim()))?;
+    let branches = Path::new("refs/heads").join(super::job::BRANCH_PREFIX);
+    let refs = common.join(&branches);
+    let logs = common.join("logs").join(&branches);
+    for dir in [&refs, &logs] {
+        std::fs::create_dir_all(dir)?;
+    }
+    Ok(vec![own, common.join("objects"), refs, logs])
+}
+
 /// The disk a directory's files take, in bytes (allocated blocks; symbolic links not followed).
 pub fn disk_usage(path: &Path) -> u64 {
     use std::os::unix::fs::MetadataExt;

@@ -119,11 +119,13 @@ pub fn become_subreaper() -> std::io::Result<()> {
     nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from)
 }
 
-/// Spawn `command` in `workspace` as the leader of a new session.
+/// Spawn `command` in `workspace` as the leader of a new session, confined by `sandbox` when
+/// given (see [`crate::sandbox`]).
 pub fn spawn(
     command: &CommandLine,
     workspace: &Path,
     marker: &RunMarker,
+    sandbox: Option<landlock::RulesetCreated>,
 ) -> std::io::Result<SpawnedCli> {
     let mut wrap = CommandWrap::with_new(&command.program, |cmd| {
         // The CLI's whole environment is the command line's: nothing else of ours leaks.
@@ -136,11 +138,15 @@ pub fn spawn(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         let parent = Pid::this();
+        let mut sandbox = sandbox;
         // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, kill,
-        // fcntl).
+        // fcntl, and Landlock's system calls on a ruleset built before the fork).
         unsafe {
             cmd.pre_exec(move || {
                 widen_stdout();
+                if let Some(ruleset) = sandbox.take() {
+                    crate::sandbox::enforce(ruleset)?;
+                }
                 die_with_parent(parent)
             })
         };
@@ -215,7 +221,7 @@ mod tests {
             args: vec!["-c".into(), "read line".into()],
             env: Vec::new(),
         };
-        let spawned = spawn(&command, Path::new("/"), &RunMarker::new()).expect("spawn sh");
+        let spawned = spawn(&command, Path::new("/"), &RunMarker::new(), None).expect("spawn sh");
         let size = fcntl(spawned.stdout.as_fd(), FcntlArg::F_GETPIPE_SZ).expect("F_GETPIPE_SZ");
         assert_eq!(size, STDOUT_PIPE_BYTES);
         drop(spawned.stdin);

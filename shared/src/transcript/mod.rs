@@ -47,7 +47,12 @@ pub struct Transcript {
     last_error_notice: Option<String>,
     lines: LineDiagnostics,
     extra_warnings: Vec<String>,
+    /// Tool calls whose output told of a refused write, named by their command or tool.
+    refused: Vec<String>,
 }
+
+/// Refused tool calls named in the warning; more are counted only.
+const REFUSED_NAMED: usize = 5;
 
 impl Transcript {
     pub fn new(agent: Agent) -> Self {
@@ -69,7 +74,20 @@ impl Transcript {
             last_error_notice: None,
             lines: LineDiagnostics::default(),
             extra_warnings: Vec::new(),
+            refused: Vec::new(),
         }
+    }
+
+    /// A tool call's output said a write was refused (see [`crate::sandbox`]).
+    pub fn note_refused(&mut self, call: String) {
+        if self.refused.len() < REFUSED_NAMED && !self.refused.contains(&call) {
+            self.refused.push(call);
+        }
+    }
+
+    /// The tool calls told of refused writes, by [`Transcript::note_refused`].
+    pub fn refused(&self) -> &[String] {
+        &self.refused
     }
 
     pub fn usage_mut(&mut self) -> Option<&mut Usage> {

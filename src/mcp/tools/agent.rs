@@ -192,6 +192,9 @@ pub fn call_request(
             .to_path_buf(),
     };
     let workspace = policy.resolve_inside_roots("workspace", &workspace)?;
+    for dir in &agent.profile().writable {
+        policy.resolve_inside_roots("the agent's writable directory", dir)?;
+    }
     policy.check_permission(args.permission)?;
     let mut request = RunRequest::new(agent, args.prompt, workspace.clone());
     request.model = given(args.model);

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -39,6 +40,14 @@ impl Cli for Claude {
 
     fn own_env(&self) -> &'static [&'static str] {
         command::OWN_ENV
+    }
+
+    /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`).
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.var("CLAUDE_CONFIG_DIR")
+            .or_else(|| env.home(".claude"))
+            .into_iter()
+            .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -41,6 +42,14 @@ impl Cli for Codex {
     /// `env_key` is passed with `CAM_PASS_ENV`.
     fn own_env(&self) -> &'static [&'static str] {
         &["OPENAI_*", "CODEX_*"]
+    }
+
+    /// `$CODEX_HOME` (default `~/.codex`): sessions, logs, auth.
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.var("CODEX_HOME")
+            .or_else(|| env.home(".codex"))
+            .into_iter()
+            .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

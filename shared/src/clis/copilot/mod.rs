@@ -9,6 +9,7 @@ use std::path::Path;
 use crate::cli::{Cli, UsageFile};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -43,6 +44,14 @@ impl Cli for Copilot {
     /// GitHub token and host it signs in with.
     fn own_env(&self) -> &'static [&'static str] {
         &["COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"]
+    }
+
+    /// `$COPILOT_HOME` (default `~/.copilot`).
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.var("COPILOT_HOME")
+            .or_else(|| env.home(".copilot"))
+            .into_iter()
+            .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

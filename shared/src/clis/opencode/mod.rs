@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -38,6 +39,20 @@ impl Cli for Opencode {
 
     fn own_env(&self) -> &'static [&'static str] {
         command::OWN_ENV
+    }
+
+    /// Its XDG data, config, cache and state directories.
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        [
+            ("XDG_DATA_HOME", ".local/share"),
+            ("XDG_CONFIG_HOME", ".config"),
+            ("XDG_CACHE_HOME", ".cache"),
+            ("XDG_STATE_HOME", ".local/state"),
+        ]
+        .iter()
+        .filter_map(|(name, default)| env.xdg(name, default))
+        .map(|base| base.join("opencode"))
+        .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

@@ -1,0 +1,128 @@
+use std::path::{Path, PathBuf};
+
+use super::*;
+use crate::command::CommandLine;
+use crate::process::{self, RunMarker};
+
+#[test]
+fn only_read_only_and_workspace_write_are_confined_and_off_confines_nothing() {
+    let landlock = KernelSupport::Landlock { abi: 5 };
+    for level in [Permission::ReadOnly, Permission::WorkspaceWrite] {
+        assert!(decide(SandboxMode::Auto, level, landlock).unwrap());
+        assert!(decide(SandboxMode::Required, level, landlock).unwrap());
+        assert!(!decide(SandboxMode::Off, level, landlock).unwrap());
+    }
+    assert!(!decide(SandboxMode::Required, Permission::Unlimited, landlock).unwrap());
+}
+
+#[test]
+fn required_refuses_on_a_kernel_without_landlock_naming_the_fix() {
+    for missing in [KernelSupport::NotBuilt, KernelSupport::NotEnabled] {
+        let error = decide(SandboxMode::Required, Permission::ReadOnly, missing).unwrap_err();
+        let message = error.to_string();
+        assert!(message.contains("--sandbox auto"), "{message}");
+        assert!(
+            message.contains(missing.missing_reason().unwrap()),
+            "{message}"
+        );
+        assert!(!decide(SandboxMode::Auto, Permission::ReadOnly, missing).unwrap());
+        assert!(!decide(SandboxMode::Required, Permission::Unlimited, missing).unwrap());
+    }
+}
+
+#[test]
+fn refusals_are_told_from_other_tool_output() {
+    assert!(tells_of_refusal(
+        "touch: cannot touch '/x': Permission denied"
+    ));
+    assert!(tells_of_refusal(
+        r#"{"error":"EACCES: permission denied, open '/x'"}"#
+    ));
+    assert!(!tells_of_refusal("wrote 3 files"));
+}
+
+/// A directory of its own under the temp dir, removed at the end.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        let path = std::env::temp_dir().join(format!("cam-sandbox-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::create_dir_all(&path).unwrap();
+        Self(std::fs::canonicalize(&path).unwrap())
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `script` under `sh -c`, confined per `plan`, in `dir`; its exit code.
+async fn confined_sh(plan: &WritePlan, dir: &Path, script: &str) -> i32 {
+    assert!(
+        KernelSupport::current().is_available(),
+        "these tests need a kernel with Landlock ({})",
+        KernelSupport::current()
+    );
+    let confinement = Confinement::for_run(SandboxMode::Required, plan, "test")
+        .unwrap()
+        .expect("confined");
+    let command = CommandLine {
+        program: "sh".into(),
+        args: vec!["-c".into(), script.into()],
+        env: vec![
+            ("PATH".into(), std::env::var_os("PATH").unwrap()),
+            ("TMPDIR".into(), confinement.tmp().into()),
+        ],
+    };
+    let ruleset = confinement.ruleset().unwrap();
+    let spawned = process::spawn(&command, dir, &RunMarker::new(), Some(ruleset)).unwrap();
+    drop(spawned.stdin);
+    spawned.leader.exited().await;
+    spawned.leader.reap().await.and_then(|s| s.code()).unwrap()
+}
+
+#[tokio::test]
+async fn a_confined_process_writes_where_its_level_allows_and_nowhere_else() {
+    let (tree, outside) = (Scratch::new("tree"), Scratch::new("outside"));
+    let writes = |target: &Path| format!("echo x > '{}'", target.display());
+    let mut plan = WritePlan {
+        level: Permission::WorkspaceWrite,
+        tree: tree.0.clone(),
+        ..WritePlan::default()
+    };
+    let inside = writes(&tree.0.join("a"));
+    assert_eq!(confined_sh(&plan, &tree.0, &inside).await, 0);
+    assert_eq!(
+        confined_sh(&plan, &tree.0, &writes(&outside.0.join("b"))).await,
+        2
+    );
+    assert!(!outside.0.join("b").exists());
+    let in_tmp = "echo x > \"$TMPDIR/c\" && cat /dev/null > /dev/null";
+    assert_eq!(confined_sh(&plan, &tree.0, in_tmp).await, 0);
+    plan.level = Permission::ReadOnly;
+    assert_eq!(
+        confined_sh(&plan, &tree.0, &writes(&tree.0.join("d"))).await,
+        2
+    );
+    assert_eq!(confined_sh(&plan, &tree.0, in_tmp).await, 0);
+}
+
+#[tokio::test]
+async fn the_run_temporary_directory_goes_with_its_confinement() {
+    let tree = Scratch::new("tmp");
+    let plan = WritePlan {
+        level: Permission::ReadOnly,
+        tree: tree.0.clone(),
+        ..WritePlan::default()
+    };
+    let confinement = Confinement::for_run(SandboxMode::Auto, &plan, "tmp-test")
+        .unwrap()
+        .expect("confined");
+    let tmp = confinement.tmp().to_owned();
+    std::fs::write(tmp.join("left"), "x").unwrap();
+    drop(confinement);
+    assert!(!tmp.exists());
+}
