@@ -19,7 +19,9 @@ fn write_config(dir: &TempDir, text: &str) -> PathBuf {
 }
 
 async fn serve_with(config: &Path) -> Server {
-    let mut server = Server::builder().arg("--config").arg(config).spawn();
+    // Unconfined: the fake CLI records its argv outside the workspace, as a test instrument.
+    let builder = Server::builder().env("CAM_SANDBOX", "off");
+    let mut server = builder.arg("--config").arg(config).spawn();
     server.initialize().await;
     server
 }

@@ -421,9 +421,22 @@ async fn bad_requests_are_refused_before_anything_starts() {
 /// and removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_a_cli_writes_to_a_file_is_read_and_the_file_removed() {
+    common::become_subreaper();
+    // Confined (workspace-write): the usage file is the engine's own, writable at any level.
     let dir = TempDir::new("usage-file");
     let record = dir.path().join("argv.json");
-    let outcome = run(clis::COPILOT, &format!("argv-out={}", record.display())).await;
+    let prompt = format!("argv-out={}", record.display());
+    let mut request = RunRequest::new(clis::COPILOT, prompt, dir.path());
+    request.permission = cli_agent_engine::Permission::WorkspaceWrite;
+    let engine = Engine::new(fake_config());
+    let outcome = engine
+        .run(
+            request,
+            CancellationToken::new(),
+            &mut |_: &[AgentEvent]| {},
+        )
+        .await
+        .expect("run");
     assert_eq!(outcome.status, Status::Completed, "{outcome:?}");
     let usage = outcome.usage.expect("usage from the file");
     assert_eq!((usage.input_tokens, usage.output_tokens), (100, 7));

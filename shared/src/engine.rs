@@ -115,11 +115,17 @@ impl Engine {
             KernelSupport::current(),
         )?;
         let mut command = self.command_line(&request, &program)?;
-        let usage_file = request.agent.cli().usage_file().map(|file| {
-            let path = usage_path();
-            command.flag_value(file.flag, &path.to_string_lossy());
-            (file, path)
-        });
+        let usage_file = match request.agent.cli().usage_file() {
+            Some(file) => {
+                let path = usage_path().map_err(|source| SetupError::UsageFile {
+                    dir: std::env::temp_dir(),
+                    source,
+                })?;
+                command.flag_value(file.flag, &path.to_string_lossy());
+                Some((file, path))
+            }
+            None => None,
+        };
         Ok(Prepared {
             request,
             program,
@@ -163,30 +169,20 @@ impl Engine {
     /// torn down before this returns); `observer` sees every event as it is parsed, in batches.
     pub async fn run_prepared(
         &self,
-        prepared: Prepared,
+        mut prepared: Prepared,
         cancel: CancellationToken,
         observer: Observer<'_>,
     ) -> Result<Outcome, SetupError> {
+        let marker = RunMarker::new();
+        let launched = self.launch(&mut prepared, &marker, &cancel).await;
         let Prepared {
             mut request,
-            program,
-            mut command,
+            command,
             earlier,
             usage_file,
             placed,
+            ..
         } = prepared;
-        let limits = self.limits(&request);
-        let marker = RunMarker::new();
-        let launched = self
-            .launch(
-                &request,
-                &program,
-                &mut command,
-                placed.as_ref(),
-                &marker,
-                &cancel,
-            )
-            .await;
         let (confinement, setup, spawned) = match launched {
             Ok(launched) => launched,
             Err(error) => {
@@ -195,6 +191,7 @@ impl Engine {
                 return Err(error);
             }
         };
+        let limits = self.limits(&request);
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
         let prompt = std::mem::take(&mut request.prompt);
         let (agent, token) = (request.agent, cancel.clone());
@@ -230,22 +227,26 @@ impl Engine {
     /// the setup's warning and the started CLI.
     async fn launch(
         &self,
-        request: &RunRequest,
-        program: &Path,
-        command: &mut command::CommandLine,
-        placed: Option<&(JobKey, Tracking)>,
+        prepared: &mut Prepared,
         marker: &RunMarker,
         cancel: &CancellationToken,
     ) -> Result<(Option<Confinement>, Option<String>, process::SpawnedCli), SetupError> {
-        let confinement = self.confine(request, command, placed, marker)?;
-        let setup = self.set_up(request, command, placed, cancel).await;
+        let confinement = self.confine(prepared, marker)?;
+        let Prepared {
+            request,
+            program,
+            command,
+            placed,
+            ..
+        } = &*prepared;
+        let setup = self.set_up(request, command, placed.as_ref(), cancel).await;
         let spawn = || {
             let ruleset = confinement.as_ref().map(Confinement::ruleset).transpose()?;
             process::spawn(command, &request.workspace, marker, ruleset)
         };
         let spawned = spawn().map_err(|source| SetupError::Spawn {
             agent: request.agent,
-            bin: program.to_owned(),
+            bin: program.clone(),
             source,
         })?;
         Ok((confinement, setup, spawned))
@@ -255,12 +256,11 @@ impl Engine {
     /// `TMPDIR`; none when the level or the mode says so.
     fn confine(
         &self,
-        request: &RunRequest,
-        command: &mut command::CommandLine,
-        placed: Option<&(JobKey, Tracking)>,
+        prepared: &mut Prepared,
         marker: &RunMarker,
     ) -> Result<Option<Confinement>, SandboxError> {
-        let worktree = match placed {
+        let request = &prepared.request;
+        let worktree = match &prepared.placed {
             Some((_, Tracking::Tracked(tree))) => tree.worktree.as_ref(),
             _ => None,
         };
@@ -275,18 +275,25 @@ impl Engine {
             }
             None => (request.workspace.clone(), Vec::new()),
         };
+        let usage_dir = prepared
+            .usage_file
+            .as_ref()
+            .and_then(|(_, path)| path.parent());
         let plan = WritePlan {
             level: request.permission,
             tree,
             git,
-            state: request.agent.cli().state_dirs(CliEnv(&command.env)),
+            state: request
+                .agent
+                .cli()
+                .state_dirs(CliEnv(&prepared.command.env)),
             extra: request.agent.profile().writable.clone(),
+            engine_files: usage_dir.map(Path::to_owned).into_iter().collect(),
         };
         let confinement = Confinement::for_run(self.config.sandbox, &plan, marker.as_str())?;
         if let Some(confinement) = &confinement {
-            command
-                .env
-                .push(("TMPDIR".into(), confinement.tmp().into()));
+            let tmp = ("TMPDIR".into(), confinement.tmp().into());
+            prepared.command.env.push(tmp);
         }
         Ok(confinement)
     }
@@ -518,11 +525,15 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
     }
 }
 
-/// A fresh path in the temp dir for one run's usage file.
-fn usage_path() -> PathBuf {
+/// A fresh path for one run's usage file, in a directory of its own (which the sandbox lets
+/// the CLI write) made in the temp dir.
+fn usage_path() -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("cam-usage-{}-{n}.json", std::process::id()))
+    let dir = std::env::temp_dir().join(format!("cam-usage-{}-{n}", std::process::id()));
+    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    Ok(dir.join("usage.json"))
 }
 
 /// The usage the CLI wrote to `path`, unless its stdout reported some; the file goes.
@@ -530,7 +541,9 @@ async fn read_usage_file(transcript: &mut Transcript, file: UsageFile, path: &Pa
     let owned = path.to_path_buf();
     let text = tokio::task::spawn_blocking(move || {
         let text = std::fs::read_to_string(&owned);
-        let _ = std::fs::remove_file(&owned);
+        if let Some(dir) = owned.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         text
     })
     .await

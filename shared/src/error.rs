@@ -67,4 +67,14 @@ pub enum SetupError {
 
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
+
+    #[error(
+        "could not make a directory for the CLI's usage file in {}: {source}; check that \
+         the temp dir (TMPDIR) is writable",
+        .dir.display()
+    )]
+    UsageFile {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }

@@ -19,10 +19,13 @@ pub struct WritePlan {
     pub state: Vec<PathBuf>,
     /// A custom agent's own writable directories (`writable` in the config).
     pub extra: Vec<PathBuf>,
+    /// Directories the engine gives the run for files it reads back (a usage file).
+    pub engine_files: Vec<PathBuf>,
 }
 
 impl WritePlan {
-    /// Every writable path: under `read-only` the CLI's state and `tmp` only; under
+    /// Every writable path: under `read-only` the CLI's state, the engine's files and `tmp`
+    /// only; under
     /// `workspace-write` also the tree, its git metadata and the agent's own directories.
     pub(super) fn paths(&self, tmp: &Path) -> Result<Vec<PathBuf>, SandboxError> {
         for dir in &self.state {
@@ -30,6 +33,7 @@ impl WritePlan {
         }
         let mut paths = vec![tmp.to_owned()];
         paths.extend(self.state.iter().cloned());
+        paths.extend(self.engine_files.iter().cloned());
         if self.level == Permission::WorkspaceWrite {
             paths.push(self.tree.clone());
             paths.extend(self.git.iter().cloned());
