@@ -205,19 +205,22 @@ fn the_config_flag_wins_over_cam_config_and_the_default_file() {
 #[test]
 fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
     let home = TempDir::new("cam-config-agent");
+    // The sandbox makes a CLI's missing state directory: keep it in the test's own.
+    let codex_home = home.path().join("file-home");
     let fake = fixtures().join("bin/codex");
     write_config(
         home.path(),
         &format!(
             "[agents.codex]\nbin = \"{}\"\nmodel = \"from-file\"\n\
-             args = [\"--config=model_reasoning_effort=high\"]\nenv = {{ CODEX_HOME = \"/tmp/file-home\" }}\n",
-            fake.display()
+             args = [\"--config=model_reasoning_effort=high\"]\nenv = {{ CODEX_HOME = \"{}\" }}\n",
+            fake.display(),
+            codex_home.display()
         ),
     );
     let argv_out = home.path().join("argv.json");
     let output = cam(home.path())
         .args(["run", "codex", &format!("argv-out={}", argv_out.display())])
-        .arg("--workspace")
+        .args(["--permission", "workspace-write", "--workspace"])
         .arg(home.path())
         .output()
         .unwrap();
@@ -239,7 +242,10 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
         ],
         "{argv:?}"
     );
-    assert_eq!(seen["env"]["CODEX_HOME"], "/tmp/file-home");
+    assert_eq!(
+        seen["env"]["CODEX_HOME"],
+        codex_home.display().to_string().as_str()
+    );
     assert!(seen["prompt"].as_str().unwrap().contains("argv-out="));
 }
 

@@ -256,7 +256,11 @@ async fn a_session_id_resumes_the_conversation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workspace_defaults_to_the_servers_directory_and_the_arguments_reach_the_cli() {
     let (home, elsewhere) = (TempDir::new("mcp-home"), TempDir::new("mcp-elsewhere"));
-    let mut server = Server::builder().cwd(home.path()).spawn();
+    // Unconfined: the fake CLI records its argv outside the workspace (a test instrument).
+    let mut server = Server::builder()
+        .env("CAM_SANDBOX", "off")
+        .cwd(home.path())
+        .spawn();
     server.initialize().await;
     let argv_out = home.path().join("argv.json");
     let prompt = format!("argv-out={}", argv_out.display());

@@ -33,6 +33,8 @@ fn canonical(path: &Path) -> String {
 }
 
 /// A call of the codex fake in `workspace` (if given) that records what it saw in `record`.
+// The servers here run unconfined (`CAM_SANDBOX=off`): the fake CLI records its argv and
+// environment outside the workspace, a test instrument the sandbox would refuse.
 fn recording_call(record: &Path, workspace: Option<&Path>, permission: &str) -> Value {
     let mut arguments = json!({
         "prompt": format!("argv-out={}", record.display()),
@@ -59,6 +61,7 @@ async fn a_workspace_outside_the_allowed_roots_is_refused_naming_path_roots_and_
     std::os::unix::fs::symlink(outside.path(), &escape).expect("symlink");
     let record = root.path().join("argv.json");
     let mut server = Server::builder()
+        .env("CAM_SANDBOX", "off")
         .env("CAM_ALLOWED_ROOTS", root.path())
         .spawn();
     server.initialize().await;
@@ -99,6 +102,7 @@ async fn by_default_calls_may_use_the_servers_directory_and_home_and_nothing_els
     );
     let record = elsewhere.path().join("argv.json");
     let mut server = Server::builder()
+        .env("CAM_SANDBOX", "off")
         .env_remove("CAM_ALLOWED_ROOTS")
         .env("HOME", home.path())
         .cwd(cwd.path())
@@ -162,7 +166,7 @@ async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
         (Some("unlimited"), "unlimited", true),
     ];
     for (ceiling, asked, allowed) in cases {
-        let mut builder = Server::builder();
+        let mut builder = Server::builder().env("CAM_SANDBOX", "off");
         if let Some(ceiling) = ceiling {
             builder = builder.env("CAM_MAX_PERMISSION", ceiling);
         }
@@ -275,7 +279,9 @@ fn assert_clean_env(agent: Agent, env: &Value) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_names_only() {
     let dir = TempDir::new("env");
-    let mut builder = Server::builder().env("CAM_PASS_ENV", "FAKE_CLI_*,MY_PASSED_VAR");
+    let mut builder = Server::builder()
+        .env("CAM_SANDBOX", "off")
+        .env("CAM_PASS_ENV", "FAKE_CLI_*,MY_PASSED_VAR");
     for (name, value) in server_env() {
         builder = builder.env(&name, value);
     }
@@ -299,6 +305,7 @@ fn run_gives_the_cli_the_same_clean_environment() {
     let dir = TempDir::new("run-env");
     let record = dir.path().join("argv.json");
     let mut command = common::cam_command();
+    command.env("CAM_SANDBOX", "off");
     command
         .env("CAM_GEMINI_BIN", fake_bin(clis::GEMINI))
         .env("CAM_STATE_DIR", dir.path().join("state"))

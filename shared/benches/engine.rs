@@ -17,8 +17,15 @@
 //!    the engine): the exit wait, the teardown sweep and the drain. p50 and p95 of 20 runs, and
 //!    once more for codex with leftover children the teardown has to kill.
 //!
+//! 5. The Landlock sandbox, each figure with and without it, taking turns (200 each; a
+//!    loaded machine slows both alike): what building a run's confinement costs the server
+//!    (wall and this thread's CPU: the ruleset, its path descriptors, the private temp dir);
+//!    spawn to exit of `/bin/true` confined or not (the child's `landlock_restrict_self`); and
+//!    spawn to first event of the fake codex through `Engine::run` at `read-only`, with
+//!    `--sandbox auto` and `off` (20 each). Goal: under 1 ms added.
+//!
 //! `cargo bench -p cli-agent-engine --bench engine -- long` runs only the sections named
-//! (parse, spawn, exit, long).
+//! (parse, spawn, exit, long, sandbox).
 //!
 //! It takes about half a minute on two cores; no harness, only `std::time::Instant`.
 
@@ -28,7 +35,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{Agent, AgentEvent, Engine, EngineConfig, RunRequest, Status, clis};
+use cli_agent_engine::command::CommandLine;
+use cli_agent_engine::process;
+use cli_agent_engine::sandbox::{Confinement, KernelSupport, SandboxMode, WritePlan};
+use cli_agent_engine::{
+    Agent, AgentEvent, Engine, EngineConfig, Permission, RunRequest, Status, clis,
+};
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 use tokio::runtime::Runtime;
@@ -77,6 +89,9 @@ fn main() {
     }
     if wanted("long") {
         report_long_run_stages();
+    }
+    if wanted("sandbox") {
+        report_sandbox(&runtime, &bin, workspace.path());
     }
 }
 
@@ -549,4 +564,110 @@ impl Drop for Workspace {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 5. The sandbox
+
+const SANDBOX_RUNS: usize = 200;
+
+fn report_sandbox(runtime: &Runtime, bin: &Path, workspace: &Path) {
+    println!();
+    println!(
+        "5. The sandbox ({}): with and without, taking turns",
+        KernelSupport::current()
+    );
+    println!("   {:<44} {:>11} {:>11}", "", "p50", "p95");
+    let plan = WritePlan {
+        level: Permission::WorkspaceWrite,
+        tree: workspace.to_owned(),
+        state: vec![workspace.join("state")],
+        ..WritePlan::default()
+    };
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    for n in 0..SANDBOX_RUNS {
+        let (started, cpu_started) = (Instant::now(), thread_cpu());
+        let confinement = Confinement::for_run(SandboxMode::Auto, &plan, &format!("bench-{n}"));
+        cpu.push(thread_cpu() - cpu_started);
+        wall.push(started.elapsed());
+        drop(black_box(confinement));
+    }
+    sandbox_row("confinement built (server wall)", wall);
+    sandbox_row("confinement built (server CPU)", cpu);
+    let confinement = Confinement::for_run(SandboxMode::Auto, &plan, "bench-spawn")
+        .expect("confine")
+        .expect("this kernel has Landlock");
+    let (mut plain, mut confined) = (Vec::new(), Vec::new());
+    runtime.block_on(async {
+        for _ in 0..SANDBOX_RUNS {
+            plain.push(spawn_true(workspace, None).await);
+            let ruleset = confinement.ruleset().expect("clone the ruleset");
+            confined.push(spawn_true(workspace, Some(ruleset)).await);
+        }
+    });
+    sandbox_row("spawn to exit of /bin/true", plain);
+    sandbox_row("... confined", confined);
+    first_events_with_and_without(runtime, bin, workspace);
+}
+
+fn first_events_with_and_without(runtime: &Runtime, bin: &Path, workspace: &Path) {
+    let engines = [SandboxMode::Off, SandboxMode::Auto].map(|sandbox| {
+        Engine::new(EngineConfig {
+            sandbox,
+            ..fake_cli_config(bin)
+        })
+    });
+    let mut firsts = [Vec::new(), Vec::new()];
+    for _ in 0..RUNS {
+        for (engine, times) in engines.iter().zip(&mut firsts) {
+            let run = runtime.block_on(timed_run(
+                engine,
+                clis::CODEX,
+                "say hello",
+                workspace,
+                false,
+            ));
+            times.push(run.first_event);
+        }
+    }
+    let [off, auto] = firsts;
+    sandbox_row("fake codex, spawn to first event", off);
+    sandbox_row("... confined (read-only)", auto);
+}
+
+fn sandbox_row(label: &str, samples: Vec<Duration>) {
+    println!(
+        "   {label:<44} {}",
+        Percentiles::cells(Percentiles::of(samples))
+    );
+}
+
+async fn spawn_true(dir: &Path, ruleset: Option<landlock::RulesetCreated>) -> Duration {
+    let command = CommandLine {
+        program: "/bin/true".into(),
+        args: Vec::new(),
+        env: Vec::new(),
+    };
+    let started = Instant::now();
+    let spawned = process::spawn(&command, dir, &process::RunMarker::new(), ruleset)
+        .expect("spawn /bin/true");
+    drop(spawned.stdin);
+    spawned.leader.exited().await;
+    let took = started.elapsed();
+    spawned.leader.reap().await;
+    took
+}
+
+/// This thread's CPU time so far.
+fn thread_cpu() -> Duration {
+    let mut usage = std::mem::MaybeUninit::<nix::libc::rusage>::zeroed();
+    // SAFETY: getrusage fills the struct it is given.
+    let usage = unsafe {
+        nix::libc::getrusage(nix::libc::RUSAGE_THREAD, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    let time = |t: nix::libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
 }
