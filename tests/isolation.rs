@@ -48,6 +48,14 @@ impl Repo {
         self.dir.file(name)
     }
 
+    /// A file for the fake's records and markers, in its `CODEX_HOME`: outside the repository,
+    /// where the kernel sandbox lets the CLI write (its own state).
+    fn record(&self, name: &str) -> PathBuf {
+        let home = self.outside("codex-home");
+        std::fs::create_dir_all(&home).expect("codex home");
+        home.join(name)
+    }
+
     fn write(&self, path: &str, content: impl AsRef<[u8]>) {
         let path = self.path().join(path);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("dirs");
@@ -283,6 +291,7 @@ fn server_for(repo: &Repo) -> mcp::Builder {
         .env("GIT_CONFIG_GLOBAL", repo.dir.file("gitconfig"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("CAM_STATE_DIR", repo.outside("state"))
+        .env("CODEX_HOME", repo.outside("codex-home"))
 }
 
 async fn started(builder: mcp::Builder) -> Server {
@@ -369,7 +378,7 @@ async fn an_isolated_run_reports_what_git_sees_and_starts_from_the_working_state
     let before = repo.working_tree(&workspace);
     let user = repo.user_state();
     let script = repo.script("edit.sh", AGENT_EDITS);
-    let argv = repo.outside("argv.json");
+    let argv = repo.record("argv.json");
     let mut server = started(server_for(&repo)).await;
     let prompt = format!(
         "edit-script={} argv-out={} answer=done",
@@ -687,7 +696,7 @@ async fn an_in_place_run_reports_its_changes_and_job_revert_takes_them_out() {
 /// A background isolated job that appends `partial` to `shared.txt` and then hangs; its id
 /// once the edit is made.
 async fn hanging_partial_edit(server: &mut Server, repo: &Repo) -> String {
-    let marker = repo.outside("edited");
+    let marker = repo.record("edited");
     let script = repo.script(
         "partial.sh",
         &format!(
@@ -948,7 +957,7 @@ async fn a_failed_or_timed_out_run_keeps_its_worktree_for_review() {
     let worktree = PathBuf::from(report["changes"]["worktree"].as_str().expect("kept"));
     assert!(worktree.join("half.txt").exists());
 
-    let marker = repo.outside("edited");
+    let marker = repo.record("edited");
     let script = repo.script(
         "slow.sh",
         &format!(

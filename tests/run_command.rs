@@ -33,10 +33,13 @@ fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
 }
 
-/// `cli-agent-mcp` with none of the caller's settings, its runs recorded in the temp dir.
+/// `cli-agent-mcp` with none of the caller's settings, its runs recorded in the temp dir;
+/// unconfined, because the fake records its argv (`argv-out`) outside what the kernel sandbox
+/// would let a read-only run write (tests/sandbox.rs proves the sandbox).
 fn cam() -> Command {
     let mut cmd = common::cam_command();
-    cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"));
+    cmd.env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"))
+        .env("CAM_SANDBOX", "off");
     cmd
 }
 
