@@ -109,10 +109,12 @@ impl Probes {
         )
     }
 
-    /// A server whose CLIs get this home and whose runs' `TMPDIR`s go under `server_tmp`.
+    /// A server whose CLIs get this home (and codex's state dir in it, whatever the caller's
+    /// `CODEX_HOME`) and whose runs' `TMPDIR`s go under `server_tmp`.
     fn server(&self) -> mcp::Builder {
         Server::builder()
             .env("HOME", self.home())
+            .env("CODEX_HOME", self.home().join(".codex"))
             .env("TMPDIR", self.server_tmp())
             .env("CAM_MAX_PERMISSION", "unlimited")
     }
