@@ -21,11 +21,20 @@ struct Probes {
     loose: PathBuf,
 }
 
-/// One attempted write: its name in the probe log and the file it makes when allowed.
+/// One attempted write: the fake's directive and its argument, and the file it makes when
+/// allowed.
 struct Probe {
-    line: String,
+    directive: &'static str,
+    arg: String,
     file: PathBuf,
     in_workspace: bool,
+}
+
+impl Probe {
+    /// How the probe log and the sandbox's warning name it.
+    fn line(&self) -> String {
+        format!("{} {}", self.directive, self.arg)
+    }
 }
 
 impl Probes {
@@ -63,7 +72,8 @@ impl Probes {
 
     fn all(&self) -> Vec<Probe> {
         let write = |arg: &Path, file: PathBuf, in_workspace| Probe {
-            line: format!("write-probe {}", arg.display()),
+            directive: "write-probe",
+            arg: arg.display().to_string(),
             file,
             in_workspace,
         };
@@ -86,7 +96,8 @@ impl Probes {
                 false,
             ),
             Probe {
-                line: format!("daemon-probe {}", daemon.display()),
+                directive: "daemon-probe",
+                arg: daemon.display().to_string(),
                 file: daemon,
                 in_workspace: false,
             },
@@ -95,15 +106,19 @@ impl Probes {
 
     /// The prompt that makes the fake try every probe, log each result and say what it saw.
     fn prompt(&self) -> String {
-        let writes: Vec<String> = self
-            .all()
-            .iter()
-            .filter_map(|probe| probe.line.strip_prefix("write-probe ").map(str::to_owned))
-            .collect();
+        let probes = self.all();
+        let args = |directive: &str| {
+            let args: Vec<_> = probes
+                .iter()
+                .filter(|probe| probe.directive == directive)
+                .map(|probe| probe.arg.as_str())
+                .collect();
+            args.join(",")
+        };
         format!(
             "write-probe={} daemon-probe={} probe-log={} argv-out={} answer=probed",
-            writes.join(","),
-            self.root.file("outside/from-daemon.txt").display(),
+            args("write-probe"),
+            args("daemon-probe"),
             self.log().display(),
             self.seen().display()
         )
@@ -185,26 +200,25 @@ fn assert_probes(probes: &Probes, result: &Value, allowed: impl Fn(&Probe) -> bo
     let results = probes.results();
     let warnings = warnings(result);
     for probe in probes.all() {
+        let line = probe.line();
         if allowed(&probe) {
             assert!(
-                results.contains(&format!("{}: ok", probe.line)),
-                "{}: {results}",
-                probe.line
+                results.contains(&format!("{line}: ok")),
+                "{line}: {results}"
             );
             assert!(
                 probe.file.exists(),
                 "{} was not written",
                 probe.file.display()
             );
-            assert!(!warnings.contains(&probe.line), "{warnings}");
+            assert!(!warnings.contains(&line), "{warnings}");
         } else {
             assert!(
-                results.contains(&format!("{}: Permission denied (EACCES)", probe.line)),
-                "{}: {results}",
-                probe.line
+                results.contains(&format!("{line}: Permission denied (EACCES)")),
+                "{line}: {results}"
             );
             assert!(!probe.file.exists(), "{} was written", probe.file.display());
-            assert!(warnings.contains(&probe.line), "{warnings}");
+            assert!(warnings.contains(&line), "{warnings}");
         }
     }
 }
