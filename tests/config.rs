@@ -218,6 +218,7 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
         ),
     );
     let argv_out = home.path().join("argv.json");
+    // The fake writes argv-out into the workspace: the sandbox allows that at workspace-write.
     let output = cam(home.path())
         .args(["run", "codex", &format!("argv-out={}", argv_out.display())])
         .args(["--permission", "workspace-write", "--workspace"])
@@ -363,5 +364,55 @@ fn run_takes_a_custom_agent_by_name_and_refuses_an_unknown_one() {
     assert!(
         stderr.contains("unknown agent `codex-home`") && stderr.contains("codex-work"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn the_sandbox_setting_shows_its_source_and_an_agents_writable_dirs_show_too() {
+    let home = TempDir::new("cam-config-sandbox");
+    let report = config_json(&mut cam(home.path()));
+    let sandbox = setting(&report, "sandbox");
+    assert_eq!(
+        (&sandbox["value"], &sandbox["from"]),
+        (&"auto".into(), &"default".into())
+    );
+    let report = config_json(cam(home.path()).env("CAM_SANDBOX", "required"));
+    let sandbox = setting(&report, "sandbox");
+    assert_eq!(
+        (&sandbox["value"], &sandbox["var"]),
+        (&"required".into(), &"CAM_SANDBOX".into())
+    );
+
+    let extra = home.path().join("extra");
+    let file = write_config(
+        home.path(),
+        &format!(
+            "sandbox = \"off\"\n\n[agents.keeper]\nbase = \"codex\"\nwritable = [\"{}\"]\n",
+            extra.display()
+        ),
+    );
+    let report = config_json(&mut cam(home.path()));
+    let sandbox = setting(&report, "sandbox");
+    assert_eq!(
+        (&sandbox["value"], &sandbox["from"]),
+        (&"off".into(), &"file".into())
+    );
+    assert_eq!(sandbox["at"], format!("{}:1", file.display()));
+    let keeper = report["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|agent| agent["name"] == "keeper")
+        .unwrap_or_else(|| panic!("no keeper: {report:#}"));
+    assert_eq!(
+        keeper["writable"],
+        serde_json::json!([extra.display().to_string()])
+    );
+    let output = cam(home.path()).arg("config").output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.lines()
+            .any(|line| line.trim_start().starts_with("writable") && line.contains("extra")),
+        "{text}"
     );
 }

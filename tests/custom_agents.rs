@@ -182,7 +182,8 @@ fn doctor_checks_custom_agents_too() {
         .env("CAM_CODEX_BIN", fake_bin_dir().join("codex"))
         .output()
         .expect("doctor");
-    let reports: Vec<Value> = serde_json::from_slice(&output.stdout).expect("json");
+    let report: Value = serde_json::from_slice(&output.stdout).expect("json");
+    let reports = report["clis"].as_array().expect("the CLIs' rows");
     let row = |name: &str| {
         reports
             .iter()

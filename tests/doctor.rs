@@ -1,5 +1,5 @@
 //! `cli-agent-mcp doctor` against real binaries: the fake CLI, a missing one, a broken one
-//! and, where installed, the real CLIs.
+//! and, where installed, the real CLIs; and its report of the kernel sandbox.
 
 mod common;
 mod real;
@@ -9,8 +9,17 @@ use std::process::{Output, Stdio};
 use cli_agent_engine::{Agent, clis};
 use serde_json::Value;
 
-/// `doctor --json` with every CLI pointed at `bin(agent)` and a PATH that holds none of them.
+/// `doctor --json` with every CLI pointed at `bin(agent)` and a PATH that holds none of them;
+/// its CLIs' reports.
 fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Vec<Value>) {
+    let (output, report) = doctor_json(bin, extra_env);
+    let clis = serde_json::from_value(report["clis"].clone())
+        .unwrap_or_else(|error| panic!("doctor's report has no `clis` ({error}): {report:#}"));
+    (output, clis)
+}
+
+/// `doctor --json` as [`doctor`] runs it; its whole report.
+fn doctor_json(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Value) {
     let mut cmd = common::cam_command();
     cmd.args(["doctor", "--json"])
         .env("PATH", "/usr/bin:/bin")
@@ -135,5 +144,69 @@ fn the_installed_real_clis_are_the_verified_versions() {
     assert!(output.status.success(), "{output:?}");
     for agent in clis::builtin_agents() {
         assert_eq!(report(&reports, agent)["state"], "verified", "{reports:#?}");
+    }
+}
+
+#[test]
+fn the_sandbox_report_names_the_kernels_landlock_the_mode_and_each_levels_bound() {
+    let (output, report) = doctor_json(fake, &[("CAM_SANDBOX", "required")]);
+    assert!(output.status.success(), "{output:?}");
+    let sandbox = &report["sandbox"];
+    let support = cli_agent_engine::sandbox::KernelSupport::current();
+    assert_eq!(sandbox["kernel"], support.to_string(), "{sandbox:#}");
+    assert_eq!(sandbox["mode"], "required", "{sandbox:#}");
+    match support.missing_reason() {
+        None => {
+            assert!(support.to_string().starts_with("Landlock ABI "));
+            assert_eq!(sandbox["effect"], "confined", "{sandbox:#}");
+            assert!(sandbox["missing"].is_null(), "{sandbox:#}");
+        }
+        Some(reason) => {
+            assert_eq!(sandbox["effect"], "refused", "{sandbox:#}");
+            assert_eq!(sandbox["missing"], reason, "{sandbox:#}");
+        }
+    }
+    let enforces = |level: &str| {
+        sandbox["levels"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|row| row["level"] == level)
+            .and_then(|row| row["enforces"].as_str())
+            .unwrap_or_else(|| panic!("no {level} row: {sandbox:#}"))
+            .to_owned()
+    };
+    let read_only = enforces("read-only");
+    assert!(
+        read_only.contains("state dirs") && read_only.contains("private temp dir"),
+        "{read_only}"
+    );
+    assert!(enforces("workspace-write").contains("workspace"));
+    assert_eq!(enforces("unlimited"), "not confined");
+}
+
+#[test]
+fn the_text_report_says_the_sandbox_mode_in_effect_and_one_line_per_level() {
+    let output = common::cam_command()
+        .args(["doctor", "--sandbox", "off"])
+        .env("PATH", "/usr/bin:/bin")
+        .env("CAM_CODEX_BIN", fake(clis::CODEX))
+        .output()
+        .expect("run doctor");
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let support = cli_agent_engine::sandbox::KernelSupport::current();
+    assert!(
+        text.contains(&format!(
+            "sandbox: {support}, --sandbox off: runs are not confined"
+        )),
+        "{text}"
+    );
+    for level in ["read-only", "workspace-write", "unlimited"] {
+        assert!(
+            text.lines()
+                .any(|line| line.trim_start().starts_with(level)),
+            "no {level} line: {text}"
+        );
     }
 }

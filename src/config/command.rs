@@ -43,6 +43,8 @@ struct AgentReport {
     env: Vec<String>,
     timeout_secs: Option<u64>,
     idle_timeout_secs: Option<u64>,
+    /// Where its runs may also write under the sandbox at `workspace-write`.
+    writable: Vec<String>,
     max_runs: Option<usize>,
     /// Where `max_runs` came from.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -130,6 +132,11 @@ fn agent_report(configured: &super::Configured, file: Option<&ConfigFile>) -> Ag
         env: profile.env.iter().map(|(name, _)| name.clone()).collect(),
         timeout_secs: profile.timeout.map(|t| t.as_secs()),
         idle_timeout_secs: profile.idle_timeout.map(|t| t.as_secs()),
+        writable: profile
+            .writable
+            .iter()
+            .map(|dir| dir.display().to_string())
+            .collect(),
         max_runs,
         max_runs_from,
         description: configured.description.clone(),
@@ -180,6 +187,10 @@ fn render_agent(out: &mut String, agent: &AgentReport) {
         (
             "idle_timeout_secs",
             agent.idle_timeout_secs.map(|v| v.to_string()),
+        ),
+        (
+            "writable",
+            (!agent.writable.is_empty()).then(|| agent.writable.join(", ")),
         ),
         (
             "max_runs",

@@ -1,11 +1,14 @@
 //! `cli-agent-mcp doctor`: which CLIs this server can run, in which versions, and what to do
-//! about the ones it cannot.
+//! about the ones it cannot; and what the kernel sandbox enforces here.
+
+mod sandbox;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
 use cli_agent_engine::clis::Cli;
+use cli_agent_engine::sandbox::KernelSupport;
 use cli_agent_engine::{Agent, EngineConfig, SetupError, find_cli};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -57,18 +60,35 @@ impl State {
     }
 }
 
+/// Doctor's whole report: each CLI, and the sandbox.
+#[derive(Debug, Serialize)]
+struct Report {
+    clis: Vec<CliReport>,
+    sandbox: sandbox::SandboxReport,
+}
+
 /// Check every agent's CLI, print the report, and exit 0 when at least one is usable.
 #[allow(clippy::print_stdout)] // the report is this command's output
 pub async fn run(config: EngineConfig, agents: &[Agent], json: bool) -> u8 {
     let reports = check_all(&config, agents).await;
+    let sandbox = sandbox::SandboxReport::new(config.sandbox, KernelSupport::current());
     if json {
-        match serde_json::to_string_pretty(&reports) {
+        let report = Report {
+            clis: reports,
+            sandbox,
+        };
+        match serde_json::to_string_pretty(&report) {
             Ok(text) => println!("{text}"),
             Err(error) => eprintln!("error: could not encode the report: {error}"),
         }
-    } else {
-        print!("{}", render(&reports));
+        return exit_code(&report.clis);
     }
+    print!("{}\n{}", render(&reports), sandbox.render());
+    exit_code(&reports)
+}
+
+/// 0 when at least one CLI is usable.
+fn exit_code(reports: &[CliReport]) -> u8 {
     if reports.iter().any(|report| report.state.usable()) {
         0
     } else {
