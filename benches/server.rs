@@ -40,8 +40,20 @@
 //!    start to the last end, the store's bytes per job on disk, and `job_list` (50 newest)
 //!    latency, p50 and p95 of 50, with the 1000 jobs in the store.
 //!
+//! 9. Isolation: on a synthetic repository (50000 files of 4096 bytes, 20 edited and 20
+//!    untracked, as `cargo bench -p cli-agent-engine --bench git` makes it), median of 5
+//!    runs, taking turns step by step, each step timed after a `sync`: the anchors `git
+//!    status --porcelain` and `git status` + `git worktree add` (git's default serial
+//!    checkout; a reference row with `checkout.workers=0`, the parallel checkout the server's
+//!    worktrees use, shows where their speed comes from); `workspace-write` calls of a
+//!    stand-in that edits one file, with `isolation: "none"` in the repository and outside
+//!    git: the difference is what the snapshots and changes cost a run (x git status); and
+//!    with `isolation: "worktree"`: its difference to the call outside git is the isolated
+//!    set-up and settling (x the anchor). Each run is a background job, timed from the call
+//!    to the `job_wait` answer; each job's worktree is discarded after, untimed.
+//!
 //! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, load,
-//! cancel, guardian, stream, stress, jobs).
+//! cancel, guardian, stream, stress, jobs, isolation).
 //!
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
 //! cores. No harness, only `std::time::Instant`; a few minutes on two cores. Under
@@ -53,11 +65,14 @@ mod common;
 mod long_run;
 #[path = "../tests/mcp/mod.rs"]
 mod mcp;
+#[path = "support/synthetic_repo.rs"]
+mod synthetic_repo;
 
 use std::time::{Duration, Instant};
 
 use mcp::Server;
 use serde_json::json;
+use synthetic_repo::{Checkout, SyntheticRepo, median, timed};
 
 /// How many of each measurement.
 #[derive(Clone, Copy)]
@@ -69,6 +84,8 @@ struct Sizes {
     stream_events: usize,
     cycles: usize,
     jobs: usize,
+    repository_files: usize,
+    isolation_runs: usize,
 }
 
 const BENCH: Sizes = Sizes {
@@ -79,6 +96,8 @@ const BENCH: Sizes = Sizes {
     stream_events: 200_000,
     cycles: 2000,
     jobs: 1000,
+    repository_files: 50_000,
+    isolation_runs: 5,
 };
 const SMOKE: Sizes = Sizes {
     cold_starts: 2,
@@ -88,6 +107,8 @@ const SMOKE: Sizes = Sizes {
     stream_events: 2000,
     cycles: 10,
     jobs: 10,
+    repository_files: 300,
+    isolation_runs: 1,
 };
 
 fn main() {
@@ -136,6 +157,9 @@ fn main() {
         }
         if wanted("jobs") {
             report_job_store(sizes.jobs).await;
+        }
+        if wanted("isolation") {
+            report_isolation(sizes.repository_files, sizes.isolation_runs).await;
         }
     });
 }
@@ -666,6 +690,152 @@ async fn report_job_store(count: usize) {
         ms(percentile(&mut latencies, 50)),
         ms(percentile(&mut latencies, 95))
     );
+}
+
+/// A codex stand-in that edits a file of its workspace, so every run changes something (an
+/// isolated run keeps its worktree), then answers as quick-cli does.
+const EDITING_CLI: &str = "#!/bin/sh\necho \"$$\" > bench-edit.txt\nexec 'QUICK_CLI'\n";
+
+/// The isolation section's timings, one per run each.
+#[derive(Default)]
+struct IsolationTimes {
+    status: Vec<Duration>,
+    anchor: Vec<Duration>,
+    parallel_anchor: Vec<Duration>,
+    outside_git: Vec<Duration>,
+    in_place: Vec<Duration>,
+    isolated: Vec<Duration>,
+}
+
+async fn report_isolation(files: usize, runs: usize) {
+    let started = Instant::now();
+    let repo = SyntheticRepo::make("cli-agent-mcp-bench-isolation", files, 4096);
+    let made = started.elapsed();
+    let outside_git = repo.root().join("outside-git");
+    std::fs::create_dir_all(&outside_git).expect("create a directory outside git");
+    let mut server = isolation_server(&repo).await;
+    let mut times = IsolationTimes::default();
+    for n in 0..runs {
+        times
+            .status
+            .push(timed(|| repo.git(&["status", "--porcelain"])));
+        let plain = repo.status_and_worktree_add(&format!("anchor-{n}"), Checkout::Serial);
+        times.anchor.push(plain);
+        let parallel = repo.status_and_worktree_add(&format!("workers-{n}"), Checkout::Parallel);
+        times.parallel_anchor.push(parallel);
+        let (took, ..) = timed_run(&mut server, &outside_git, "none").await;
+        times.outside_git.push(took);
+        let (took, _, in_place) = timed_run(&mut server, repo.dir(), "none").await;
+        times.in_place.push(took);
+        assert_eq!(in_place["tree"]["files_changed"], 1, "{in_place}");
+        let (took, job, isolated) = timed_run(&mut server, repo.dir(), "worktree").await;
+        times.isolated.push(took);
+        assert_eq!(isolated["tree"]["state"], "kept", "{isolated}");
+        let discarded = server.call("job_discard", json!({"job_id": job})).await;
+        assert!(!mcp::is_error(&discarded), "{discarded}");
+    }
+    print_isolation(files, made, times);
+}
+
+/// A server whose codex is the editing stand-in, whose git reads no config of the real home,
+/// with its state (and so its worktrees) next to the repository.
+async fn isolation_server(repo: &SyntheticRepo) -> Server {
+    let codex = repo.root().join("editing-codex");
+    let script = EDITING_CLI.replace("QUICK_CLI", &quick_cli().display().to_string());
+    std::fs::write(&codex, script).expect("write the editing stand-in");
+    std::fs::set_permissions(&codex, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make the editing stand-in executable");
+    let builder = repo
+        .git_env()
+        .into_iter()
+        .fold(Server::builder(), |builder, (key, value)| {
+            builder.env(key, value)
+        });
+    let mut server = builder
+        .env("CAM_CODEX_BIN", &codex)
+        .env("CAM_LOG", "warn")
+        .env("CAM_STATE_DIR", repo.root().join("state"))
+        .spawn();
+    server.initialize().await;
+    server
+}
+
+/// One `workspace-write` run of the stand-in in `workspace`, timed after a `sync` from the
+/// call to the `job_wait` answer that sees it end (as a background job: on a large repository
+/// a run can outlast a foreground call's hand-off); its job id and `job_result`.
+async fn timed_run(
+    server: &mut Server,
+    workspace: &std::path::Path,
+    isolation: &str,
+) -> (Duration, serde_json::Value, serde_json::Value) {
+    let arguments = json!({
+        "prompt": "answer=edited",
+        "workspace": workspace,
+        "permission": "workspace-write",
+        "isolation": isolation,
+        "background": true,
+    });
+    synthetic_repo::sync();
+    let started = Instant::now();
+    let call = server.call("codex", arguments).await;
+    assert!(!mcp::is_error(&call), "{}", mcp::all_text(&call));
+    let job = call["structuredContent"]["job_id"].clone();
+    loop {
+        let wait = json!({"job_ids": [&job], "timeout_secs": 30});
+        let waited = server.call("job_wait", wait).await;
+        if waited["structuredContent"]["unfinished"] == 0 {
+            break;
+        }
+    }
+    let took = started.elapsed();
+    let page = server.call("job_result", json!({"job_id": job})).await;
+    assert!(!mcp::is_error(&page), "{}", mcp::all_text(&page));
+    (took, job, page["structuredContent"].clone())
+}
+
+fn print_isolation(files: usize, made: Duration, times: IsolationTimes) {
+    let runs = times.status.len();
+    let status = median(times.status);
+    let anchor = median(times.anchor);
+    let outside = median(times.outside_git);
+    let in_place = median(times.in_place);
+    let isolated = median(times.isolated);
+    println!(
+        "\n9. isolation through the server: {files} files of 4096 bytes (made in {:.1} s), \
+         median of {runs}",
+        made.as_secs_f64()
+    );
+    println!("   {:<50} {:>12}   {:>5}", "", "", "ratio");
+    isolation_row("git status --porcelain (anchor a)", status, None);
+    isolation_row("git status + git worktree add (anchor b)", anchor, None);
+    let parallel = median(times.parallel_anchor);
+    isolation_row(
+        "  the same, checkout.workers=0 (reference)",
+        parallel,
+        Some(anchor),
+    );
+    isolation_row("call, none, outside git", outside, None);
+    isolation_row("call, none, in the repository", in_place, None);
+    let tracking = in_place.saturating_sub(outside);
+    isolation_row(
+        "  snapshots + changes per run (x a, goal 1.5)",
+        tracking,
+        Some(status),
+    );
+    isolation_row("call, worktree, in the repository", isolated, None);
+    let set_up = isolated.saturating_sub(outside);
+    isolation_row(
+        "  isolated set-up + settling (x b, goal 1.2)",
+        set_up,
+        Some(anchor),
+    );
+}
+
+fn isolation_row(name: &str, took: Duration, anchor: Option<Duration>) {
+    let ratio = anchor.map_or(String::new(), |anchor| {
+        format!("{:.2}", took.as_secs_f64() / anchor.as_secs_f64())
+    });
+    println!("   {name:<50} {:>12}   {ratio:>5}", ms(took));
 }
 
 fn percentile(samples: &mut [Duration], pct: usize) -> Duration {
