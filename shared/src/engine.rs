@@ -41,8 +41,6 @@ pub struct Prepared {
     program: PathBuf,
     command: command::CommandLine,
     earlier: Option<SessionRecord>,
-    /// Where the CLI is told to write its usage, for a CLI that prints none.
-    usage_file: Option<(UsageFile, PathBuf)>,
     /// The run's tree, once [`Engine::place`] has measured or isolated it.
     placed: Option<(JobKey, Tracking)>,
 }
@@ -114,18 +112,12 @@ impl Engine {
             request.permission,
             KernelSupport::current(),
         )?;
-        let mut command = self.command_line(&request, &program)?;
-        let usage_file = request.agent.cli().usage_file().map(|file| {
-            let path = usage_path();
-            command.flag_value(file.flag, &path.to_string_lossy());
-            (file, path)
-        });
+        let command = self.command_line(&request, &program)?;
         Ok(Prepared {
             request,
             program,
             command,
             earlier,
-            usage_file,
             placed: None,
         })
     }
@@ -172,7 +164,6 @@ impl Engine {
             program,
             mut command,
             earlier,
-            usage_file,
             placed,
         } = prepared;
         let limits = self.limits(&request);
@@ -187,7 +178,12 @@ impl Engine {
                 &cancel,
             )
             .await;
-        let (confinement, setup, spawned) = match launched {
+        let Launched {
+            confinement,
+            usage_file,
+            setup,
+            spawned,
+        } = match launched {
             Ok(launched) => launched,
             Err(error) => {
                 // Nothing ran: an isolated run's worktree goes again.
@@ -226,8 +222,8 @@ impl Engine {
         Ok(outcome)
     }
 
-    /// Confines the run, runs a new worktree's setup, and starts the CLI: the confinement,
-    /// the setup's warning and the started CLI.
+    /// Confines the run, names the file a CLI that prints no usage writes it to, runs a new
+    /// worktree's setup, and starts the CLI.
     async fn launch(
         &self,
         request: &RunRequest,
@@ -236,8 +232,14 @@ impl Engine {
         placed: Option<&(JobKey, Tracking)>,
         marker: &RunMarker,
         cancel: &CancellationToken,
-    ) -> Result<(Option<Confinement>, Option<String>, process::SpawnedCli), SetupError> {
+    ) -> Result<Launched, SetupError> {
         let confinement = self.confine(request, command, placed, marker)?;
+        // In the run's own TMPDIR when confined: the CLI may write nowhere else there.
+        let usage_file = request.agent.cli().usage_file().map(|file| {
+            let path = usage_path(confinement.as_ref().map(Confinement::tmp));
+            command.flag_value(file.flag, &path.to_string_lossy());
+            (file, path)
+        });
         let setup = self.set_up(request, command, placed, cancel).await;
         let spawn = || {
             let ruleset = confinement.as_ref().map(Confinement::ruleset).transpose()?;
@@ -248,7 +250,12 @@ impl Engine {
             bin: program.to_owned(),
             source,
         })?;
-        Ok((confinement, setup, spawned))
+        Ok(Launched {
+            confinement,
+            usage_file,
+            setup,
+            spawned,
+        })
     }
 
     /// The run's sandbox (see [`crate::sandbox`]), its temporary directory set as the CLI's
@@ -519,10 +526,23 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
 }
 
 /// A fresh path in the temp dir for one run's usage file.
-fn usage_path() -> PathBuf {
+/// A usage file's path: in `run_tmp`, a confined run's own temporary directory, else a
+/// name of its own in the server's.
+fn usage_path(run_tmp: Option<&Path>) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    if let Some(dir) = run_tmp {
+        return dir.join("cam-usage.json");
+    }
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     std::env::temp_dir().join(format!("cam-usage-{}-{n}.json", std::process::id()))
+}
+
+/// A started run: its confinement, where its usage file is, the setup's warning and the CLI.
+struct Launched {
+    confinement: Option<Confinement>,
+    usage_file: Option<(UsageFile, PathBuf)>,
+    setup: Option<String>,
+    spawned: process::SpawnedCli,
 }
 
 /// The usage the CLI wrote to `path`, unless its stdout reported some; the file goes.
