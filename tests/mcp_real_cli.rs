@@ -31,8 +31,10 @@ async fn serve(agent: Agent) -> Option<(MockModel, Sandbox, Server)> {
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     // The person running these servers allows `unlimited`, which some CLIs' shell tool needs.
     let builder = Server::builder();
-    let builder =
-        (sandbox.env().iter()).fold(builder, |builder, (key, value)| builder.env(key, value));
+    let builder = sandbox
+        .env()
+        .iter()
+        .fold(builder, |builder, (key, value)| builder.env(key, value));
     let mut server = builder
         .env(&agent.env_var("BIN"), &sandbox.wrapper)
         .env("CAM_MAX_PERMISSION", "unlimited")

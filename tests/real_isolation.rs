@@ -26,8 +26,10 @@ async fn serve(agent: Agent) -> Option<(MockModel, Sandbox, Server)> {
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     make_repo(&sandbox.workspace);
     let builder = Server::builder();
-    let builder =
-        (sandbox.env().iter()).fold(builder, |builder, (key, value)| builder.env(key, value));
+    let builder = sandbox
+        .env()
+        .iter()
+        .fold(builder, |builder, (key, value)| builder.env(key, value));
     let mut server = builder
         .env(&agent.env_var("BIN"), &sandbox.wrapper)
         .cwd(&sandbox.workspace)

@@ -226,12 +226,26 @@ impl Sandbox {
 
     /// An engine that runs this sandbox's CLI.
     pub fn engine(&self) -> Engine {
+        Engine::new(self.engine_config())
+    }
+
+    /// An engine that builds the CLI's command line at [`shell_permission`], the loosest
+    /// level its flags allow here, whatever a run's level: only the kernel sandbox (which
+    /// follows the run's level) bounds what its shell tool writes.
+    pub fn loosened_engine(&self) -> Engine {
         Engine::new(EngineConfig {
+            test_cli_permission: Some(shell_permission(self.agent)),
+            ..self.engine_config()
+        })
+    }
+
+    fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
             binaries: [(self.agent.name().to_owned(), self.wrapper.clone())]
                 .into_iter()
                 .collect(),
             ..EngineConfig::default()
-        })
+        }
     }
 
     /// A request for this sandbox's CLI, bounded by [`RUN_DEADLINE`]: a CLI that hangs
