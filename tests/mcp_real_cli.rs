@@ -30,7 +30,12 @@ async fn serve(agent: Agent) -> Option<(MockModel, Sandbox, Server)> {
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     // The person running these servers allows `unlimited`, which some CLIs' shell tool needs.
-    let mut server = Server::builder()
+    let builder = Server::builder();
+    let builder = sandbox
+        .env()
+        .iter()
+        .fold(builder, |builder, (key, value)| builder.env(key, value));
+    let mut server = builder
         .env(&agent.env_var("BIN"), &sandbox.wrapper)
         .env("CAM_MAX_PERMISSION", "unlimited")
         .cwd(&sandbox.workspace)

@@ -252,6 +252,7 @@ async fn refused_connection_fails_with_a_connection_hint(agent: Agent) {
 fn cam_run(sandbox: &Sandbox, prompt: &str, extra: &[&str]) -> Value {
     let agent = sandbox.agent;
     let output = common::cam_command()
+        .envs(sandbox.env().iter().map(|(key, value)| (key, value)))
         .env(agent.env_var("BIN"), &sandbox.wrapper)
         .env("IS_SANDBOX", "1")
         .env("CAM_STATE_DIR", std::env::temp_dir().join("cam-test-state"))

@@ -39,14 +39,22 @@ impl World {
         let inner = Sandbox::new(inner, &inner_bin, mock.port, Retries::Shortened);
         let tag = host.tag.split_once('=').expect("NAME=value").1.to_owned();
         let bin_var = inner.agent.env_var("BIN");
-        host.add_our_server(&[
-            (&bin_var, path(&inner.wrapper)),
+        let mut server_env = vec![
+            (bin_var.as_str(), path(&inner.wrapper)),
             ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
             ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
             ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
             // Our server and its guardian count as the host's processes.
             ("CAM_TEST_TAG", tag),
-        ]);
+        ];
+        // The inner CLI's environment, so that our server's sandbox finds its state dirs.
+        server_env.extend(
+            inner
+                .env()
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.clone())),
+        );
+        host.add_our_server(&server_env);
         Some(Self {
             mock,
             host,

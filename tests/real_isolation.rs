@@ -25,7 +25,12 @@ async fn serve(agent: Agent) -> Option<(MockModel, Sandbox, Server)> {
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
     make_repo(&sandbox.workspace);
-    let mut server = Server::builder()
+    let builder = Server::builder();
+    let builder = sandbox
+        .env()
+        .iter()
+        .fold(builder, |builder, (key, value)| builder.env(key, value));
+    let mut server = builder
         .env(&agent.env_var("BIN"), &sandbox.wrapper)
         .cwd(&sandbox.workspace)
         .spawn();

@@ -13,7 +13,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::Duration;
 
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, EngineConfig, Outcome, Permission, RunRequest, clis,
+    Agent, AgentEvent, Engine, EngineConfig, Outcome, Permission, Profile, RunRequest, clis,
 };
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -157,12 +157,18 @@ pub enum Retries {
 /// One CLI's isolated world: a home, state dirs, a temp dir and a workspace under one
 /// directory, and a wrapper script that sets the environment and `exec`s the real CLI, so
 /// the engine, `run` and the server all drive the CLI exactly as a user's would.
+///
+/// The engine learns the same environment (as a custom agent's `env`, or the variables of a
+/// `run` or server process, see [`Sandbox::env`]): it finds the CLI's state dirs there,
+/// which the kernel sandbox keeps writable.
 pub struct Sandbox {
+    /// The CLI under its own name, with the sandbox's environment as its profile.
     pub agent: Agent,
     pub workspace: PathBuf,
     pub wrapper: PathBuf,
     /// `CAM_TEST_TAG=<unique>`, inherited by every process the CLI starts.
     pub tag: String,
+    env: Vec<(String, String)>,
     dir: TempDir,
 }
 
@@ -194,11 +200,16 @@ impl Sandbox {
         env.extend(configure(agent, &root, port, retries));
         let wrapper = root.join("bin").join(agent.name());
         write_wrapper(&wrapper, real_bin, &tag, &env);
+        let profile = Profile {
+            env: env.clone(),
+            ..Profile::default()
+        };
         Self {
-            agent,
+            agent: Agent::new(agent.name(), agent.cli(), profile),
             workspace: root.join("workspace"),
             wrapper,
             tag,
+            env,
             dir,
         }
     }
@@ -207,14 +218,34 @@ impl Sandbox {
         self.dir.path()
     }
 
+    /// The variables the wrapper sets: give them to a `run` or server process too, as a
+    /// user's server would have them, so that its engine sees the CLI's state dirs.
+    pub fn env(&self) -> &[(String, String)] {
+        &self.env
+    }
+
     /// An engine that runs this sandbox's CLI.
     pub fn engine(&self) -> Engine {
+        Engine::new(self.engine_config())
+    }
+
+    /// An engine that builds the CLI's command line at [`shell_permission`], the loosest
+    /// level its flags allow here, whatever a run's level: only the kernel sandbox (which
+    /// follows the run's level) bounds what its shell tool writes.
+    pub fn loosened_engine(&self) -> Engine {
         Engine::new(EngineConfig {
+            test_cli_permission: Some(shell_permission(self.agent)),
+            ..self.engine_config()
+        })
+    }
+
+    fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
             binaries: [(self.agent.name().to_owned(), self.wrapper.clone())]
                 .into_iter()
                 .collect(),
             ..EngineConfig::default()
-        })
+        }
     }
 
     /// A request for this sandbox's CLI, bounded by [`RUN_DEADLINE`]: a CLI that hangs
@@ -253,7 +284,11 @@ fn write_wrapper(wrapper: &Path, real_bin: &Path, tag: &str, env: &[(String, Str
     use std::os::unix::fs::PermissionsExt;
     let mut script = String::from("#!/bin/sh\n");
     for (key, value) in env.iter().map(|(k, v)| (k.as_str(), v.as_str())) {
-        script.push_str(&format!("export {key}='{value}'\n"));
+        // The engine's private TMPDIR (under the kernel sandbox) stays the CLI's.
+        match key {
+            "TMPDIR" => script.push_str(&format!("export {key}=\"${{{key}:-{value}}}\"\n")),
+            _ => script.push_str(&format!("export {key}='{value}'\n")),
+        }
     }
     script.push_str(&format!("export {tag}\nexec '{}' \"$@\"\n", path(real_bin)));
     std::fs::write(wrapper, script).expect("write the wrapper");

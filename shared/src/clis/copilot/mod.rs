@@ -46,12 +46,14 @@ impl Cli for Copilot {
         &["COPILOT_*", "GH_TOKEN", "GITHUB_TOKEN", "GH_HOST"]
     }
 
-    /// `$COPILOT_HOME` (default `~/.copilot`).
+    /// `$COPILOT_HOME` (default `~/.copilot`), and `copilot` in the XDG cache, where it
+    /// unpacks its bundled package on first start.
     fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
-        env.var("COPILOT_HOME")
-            .or_else(|| env.home(".copilot"))
-            .into_iter()
-            .collect()
+        let home = env.var("COPILOT_HOME").or_else(|| env.home(".copilot"));
+        let cache = env
+            .xdg("XDG_CACHE_HOME", ".cache")
+            .map(|cache| cache.join("copilot"));
+        home.into_iter().chain(cache).collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -41,6 +42,15 @@ impl Cli for Gemini {
     /// switch and credentials (`GOOGLE_*`).
     fn own_env(&self) -> &'static [&'static str] {
         &["GEMINI_*", "GOOGLE_*"]
+    }
+
+    /// `.gemini` under `$GEMINI_CLI_HOME`, which stands in for the home (default `~/.gemini`).
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.var("GEMINI_CLI_HOME")
+            .map(|home| home.join(".gemini"))
+            .or_else(|| env.home(".gemini"))
+            .into_iter()
+            .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {

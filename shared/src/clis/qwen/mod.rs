@@ -8,6 +8,7 @@ use std::path::Path;
 use crate::cli::Cli;
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
+use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
 use crate::request::RunRequest;
@@ -42,6 +43,14 @@ impl Cli for Qwen {
     /// named by a `modelProviders` entry's `envKey` is passed with `CAM_PASS_ENV`.
     fn own_env(&self) -> &'static [&'static str] {
         &["QWEN_*", "OPENAI_*", "DASHSCOPE_*"]
+    }
+
+    /// `$QWEN_HOME` (default `~/.qwen`).
+    fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
+        env.var("QWEN_HOME")
+            .or_else(|| env.home(".qwen"))
+            .into_iter()
+            .collect()
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
