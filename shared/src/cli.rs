@@ -10,7 +10,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::{ErrorKind, Usage};
-use crate::request::RunRequest;
+use crate::request::{Permission, RunRequest};
 use crate::version;
 
 /// What the engine needs to drive one CLI headless. The provided methods are the common
@@ -87,6 +87,12 @@ pub trait Cli: Send + Sync + 'static {
     /// `~/.<name>`; a CLI that writes elsewhere names its places.
     fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
         env.home(&format!(".{}", self.name())).into_iter().collect()
+    }
+
+    /// The level its own flags get when the kernel sandbox already bounds the run at `level`
+    /// (see [`crate::sandbox`]): by default the same, both bounds holding.
+    fn own_level_when_confined(&self, level: Permission) -> Permission {
+        level
     }
 
     /// The version in what its `--version` printed (`doctor` compares it with

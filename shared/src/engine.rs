@@ -109,12 +109,12 @@ impl Engine {
         self.add_repository_commands(&mut request);
         let earlier = self.check_resume(&request)?;
         let program = find_cli(request.agent, &self.config)?;
-        sandbox::decide(
+        let confined = sandbox::decide(
             self.config.sandbox,
             request.permission,
             KernelSupport::current(),
         )?;
-        let mut command = self.command_line(&request, &program)?;
+        let mut command = self.command_line(&request, &program, confined)?;
         let usage_file = match request.agent.cli().usage_file() {
             Some(file) => {
                 let path = usage_path().map_err(|source| SetupError::UsageFile {
@@ -298,24 +298,26 @@ impl Engine {
         Ok(confinement)
     }
 
-    /// The CLI's command line; at the test-only level when one is configured (see
-    /// [`EngineConfig::test_cli_permission`]).
+    /// The CLI's command line. Its own flags get the level the CLI asks for under the kernel
+    /// sandbox when `confined` (see [`crate::cli::Cli::own_level_when_confined`]), or the
+    /// test-only level when one is configured ([`EngineConfig::test_cli_permission`]).
     fn command_line(
         &self,
         request: &RunRequest,
         program: &Path,
+        confined: bool,
     ) -> Result<command::CommandLine, SetupError> {
-        let pass_env = &self.config.pass_env;
-        match self.config.test_cli_permission {
-            Some(permission) => {
-                let loosened = RunRequest {
-                    permission,
-                    ..request.clone()
-                };
-                command::build(&loosened, program, pass_env)
-            }
-            None => command::build(request, program, pass_env),
-        }
+        let cli = request.agent.cli();
+        let permission = match self.config.test_cli_permission {
+            Some(permission) => permission,
+            None if confined => cli.own_level_when_confined(request.permission),
+            None => request.permission,
+        };
+        let request = RunRequest {
+            permission,
+            ..request.clone()
+        };
+        command::build(&request, program, &self.config.pass_env)
     }
 
     /// A new worktree's setup command, before the agent starts. A failure is a warning: the

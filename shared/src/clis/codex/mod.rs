@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Permission, RunRequest};
 
 pub struct Codex;
 
@@ -50,6 +50,14 @@ impl Cli for Codex {
             .or_else(|| env.home(".codex"))
             .into_iter()
             .collect()
+    }
+
+    /// Unlimited (`-s danger-full-access`): codex's own sandbox runs shell commands in
+    /// bubblewrap, which must write `/proc/<pid>/uid_map` and so cannot start inside the
+    /// kernel sandbox; the kernel sandbox bounds its writes instead. What is lost is codex's
+    /// network block for shell commands.
+    fn own_level_when_confined(&self, _level: Permission) -> Permission {
+        Permission::Unlimited
     }
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
