@@ -197,12 +197,7 @@ impl Engine {
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
             supervise(spawned, marker, agent, prompt, limits, token, observer).await;
-        if let Some(confinement) = &confinement
-            && !transcript.refused().is_empty()
-        {
-            let warning = confinement.refusal_warning(transcript.refused());
-            transcript.warn(warning);
-        }
+        warn_of_refusals(confinement.as_ref(), &mut transcript);
         let reported = self
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
@@ -492,6 +487,16 @@ impl Engine {
         self.sessions
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A confined run whose tools were refused writes says what the sandbox refused.
+fn warn_of_refusals(confinement: Option<&Confinement>, transcript: &mut Transcript) {
+    if let Some(confinement) = confinement
+        && !transcript.refused().is_empty()
+    {
+        let warning = confinement.refusal_warning(transcript.refused());
+        transcript.warn(warning);
     }
 }
 

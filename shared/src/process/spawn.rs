@@ -137,19 +137,7 @@ pub fn spawn(
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let parent = Pid::this();
-        let mut sandbox = sandbox;
-        // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, kill,
-        // fcntl, and Landlock's system calls on a ruleset built before the fork).
-        unsafe {
-            cmd.pre_exec(move || {
-                widen_stdout();
-                if let Some(ruleset) = sandbox.take() {
-                    crate::sandbox::enforce(ruleset)?;
-                }
-                die_with_parent(parent)
-            })
-        };
+        before_exec(cmd, sandbox);
     });
     wrap.wrap(ProcessSession).wrap(KillOnDrop);
 
@@ -175,6 +163,24 @@ pub fn spawn(
         stderr: child.stderr.take().ok_or_else(|| take("stderr"))?,
         leader: Leader::new(child)?,
     })
+}
+
+/// What the child does between fork and exec: a wide stdout pipe, the sandbox's ruleset, and
+/// death with its parent.
+fn before_exec(cmd: &mut tokio::process::Command, sandbox: Option<landlock::RulesetCreated>) {
+    let parent = Pid::this();
+    let mut sandbox = sandbox;
+    // SAFETY: the closure only calls async-signal-safe functions (prctl, getppid, kill, fcntl,
+    // and Landlock's system calls on a ruleset built before the fork).
+    unsafe {
+        cmd.pre_exec(move || {
+            widen_stdout();
+            if let Some(ruleset) = sandbox.take() {
+                crate::sandbox::enforce(ruleset)?;
+            }
+            die_with_parent(parent)
+        })
+    };
 }
 
 /// The most a CLI's stdout pipe holds: `/proc/sys/fs/pipe-max-size` by default.
