@@ -168,7 +168,7 @@ async fn report_cold_start(count: usize) {
     let mut times = Vec::with_capacity(count);
     for _ in 0..count {
         let started = Instant::now();
-        let mut server = Server::builder().spawn();
+        let mut server = bench_server().spawn();
         server.initialize().await;
         times.push(started.elapsed());
         server.close_stdin();
@@ -182,7 +182,7 @@ async fn report_cold_start(count: usize) {
 }
 
 async fn report_idle_memory() {
-    let mut server = Server::start().await;
+    let mut server = started(bench_server()).await;
     let id = server.request("tools/list", json!({})).await;
     server.result(id).await;
     let status = ProcStatus::read(server.pid());
@@ -191,7 +191,7 @@ async fn report_idle_memory() {
 
 async fn report_load(concurrent: usize) {
     // All at once: the figure is the cost of concurrent runs, not the queue's.
-    let mut server = Server::builder()
+    let mut server = bench_server()
         .env("CAM_MAX_RUNS", concurrent.to_string())
         .spawn();
     server.initialize().await;
@@ -222,7 +222,7 @@ async fn report_load(concurrent: usize) {
 }
 
 async fn report_cancel_latency(count: usize) {
-    let mut server = Server::start().await;
+    let mut server = started(bench_server()).await;
     let dir = common::TempDir::new("bench-cancel");
     let mut latencies = Vec::with_capacity(count);
     for n in 0..count {
@@ -258,7 +258,7 @@ const PROCESSES_PER_RUN: usize = 7;
 async fn report_guardian(kills: usize) {
     let mut latencies = Vec::with_capacity(kills);
     for _ in 0..kills {
-        let mut server = Server::start().await;
+        let mut server = started(bench_server()).await;
         let tag = common::unique("bench-guardian");
         let agents = mcp::agents();
         for n in 0..RUNS {
@@ -302,7 +302,7 @@ async fn report_guardian_cost(count: usize) {
         drop(guardian.stdin.take());
         guardian.wait().expect("the guardian exits on EOF");
     }
-    let server = Server::start().await;
+    let server = started(bench_server()).await;
     let guardian = common::guardian_of(server.pid()).expect("the server's guardian");
     common::wait_until("the guardian waits on its pipe", || {
         std::fs::read_to_string(format!("/proc/{guardian}/wchan"))
@@ -330,7 +330,7 @@ async fn quick_server() -> Server {
 }
 
 async fn server_with_codex(codex: &std::path::Path) -> Server {
-    let mut server = Server::builder()
+    let mut server = bench_server()
         .env("CAM_CODEX_BIN", codex)
         .env("CAM_LOG", "warn")
         .spawn();
@@ -439,7 +439,7 @@ async fn report_stream_throughput(events: usize) {
     // tail of its 2 MiB cap per job). The two take turns, call by call, so that a machine
     // whose speed drifts (a shared VM's does, by a quarter) slows both alike.
     let mut server = quick_server().await;
-    let mut bare = Server::builder()
+    let mut bare = bench_server()
         .env("CAM_CODEX_BIN", quick_cli())
         .env("CAM_LOG", "error")
         .env("CAM_STATE_DIR", dir.path().join("long-run.jsonl/no-store"))
@@ -637,7 +637,7 @@ fn cpu_seconds(pid: i32) -> f64 {
 
 async fn report_job_store(count: usize) {
     let state = common::TempDir::new("bench-jobs");
-    let mut server = Server::builder()
+    let mut server = bench_server()
         .env("CAM_CODEX_BIN", quick_cli())
         .env("CAM_LOG", "warn")
         .env("CAM_STATE_DIR", state.path())
@@ -748,7 +748,7 @@ async fn isolation_server(repo: &SyntheticRepo) -> Server {
     let builder = repo
         .git_env()
         .into_iter()
-        .fold(Server::builder(), |builder, (key, value)| {
+        .fold(bench_server(), |builder, (key, value)| {
             builder.env(key, value)
         });
     let mut server = builder
@@ -850,4 +850,16 @@ fn ms(duration: Duration) -> String {
 
 fn mib(kib: u64) -> String {
     format!("{:.1}", kib as f64 / 1024.0)
+}
+
+/// A server for these figures, unconfined: the fake CLI writes its pid files outside the
+/// workspace, and the sandbox's own cost is measured by the engine bench (section 5).
+fn bench_server() -> mcp::Builder {
+    Server::builder().env("CAM_SANDBOX", "off")
+}
+
+async fn started(builder: mcp::Builder) -> Server {
+    let mut server = builder.spawn();
+    server.initialize().await;
+    server
 }

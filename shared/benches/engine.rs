@@ -353,12 +353,15 @@ fn ms(duration: Duration) -> String {
     format!("{:.2} ms", duration.as_secs_f64() * 1e3)
 }
 
+/// The fake CLIs, unconfined: the fake writes its pid file in the workspace, which a
+/// read-only run may not write (section 5 measures the sandbox on its own).
 fn fake_cli_config(bin: &Path) -> EngineConfig {
     let binaries: HashMap<String, PathBuf> = clis::builtin_agents()
         .map(|agent| (agent.name().to_owned(), bin.join(agent.name())))
         .collect();
     EngineConfig {
         binaries,
+        sandbox: SandboxMode::Off,
         ..EngineConfig::default()
     }
 }
