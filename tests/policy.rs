@@ -271,11 +271,24 @@ fn assert_refused_above_ceiling(result: &Value, record: &Path) {
     assert!(!record.exists(), "a refused call started its CLI");
 }
 
+/// `jobs show --json` of job `id` in the store in `state`.
+fn shown_job(state: &Path, id: &str) -> Value {
+    let output = common::cam_command()
+        .args(["jobs", "show", id, "--json"])
+        .env("CAM_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run jobs show");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{output:?}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_above_the_ceiling_runs_at_the_asked_level_when_the_person_allows_it() {
-    let dir = TempDir::new("ask-allow");
+    let (dir, state) = (TempDir::new("ask-allow"), TempDir::new("ask-allow-state"));
     let record = dir.path().join("argv.json");
-    let mut server = asking_server(dir.path(), true, &[]).await;
+    let state_dir = state.path().display().to_string();
+    let env = [("CAM_STATE_DIR", state_dir.as_str())];
+    let mut server = asking_server(dir.path(), true, &env).await;
     let arguments = recording_call(&record, Some(dir.path()), "unlimited");
     let allow = json!({"action": "accept", "content": {"allow": true}});
     let (question, result) = call_answering(&mut server, arguments, allow).await;
@@ -294,6 +307,13 @@ async fn a_call_above_the_ceiling_runs_at_the_asked_level_when_the_person_allows
     assert!(
         argv.contains("danger-full-access"),
         "ran at unlimited: {argv}"
+    );
+    let id = structured(&result)["job_id"].as_str().expect("job_id");
+    let job = shown_job(state.path(), id);
+    let allowed = job["allowed_past"].as_str().unwrap_or_default();
+    assert!(
+        allowed.contains("permission unlimited"),
+        "the job records it: {job:#}"
     );
 }
 

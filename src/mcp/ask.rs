@@ -66,6 +66,12 @@ impl BeyondBounds {
     }
 }
 
+/// What a call the person allowed went past, for its job's record; `None` within the bounds.
+pub fn allowed_past(bounds: &[Refusal]) -> Option<String> {
+    let words: Vec<_> = bounds.iter().map(Refusal::for_the_person).collect();
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
 /// Why asking gave no leave, for the log.
 fn why(error: &ElicitationError) -> String {
     match error {

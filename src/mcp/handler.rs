@@ -18,7 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
-use super::ask::BeyondBounds;
+use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -200,6 +200,7 @@ impl AgentServer {
             .map_err(|refusal| result::error_result(refusal.to_string()))?;
         let options = JobOptions {
             save_to: call.save_to,
+            allowed_past: ask::allowed_past(&call.beyond_bounds),
         };
         Ok(self.jobs.start(prepared, origin, options).await)
     }
