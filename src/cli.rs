@@ -320,6 +320,15 @@ pub struct JobsListArgs {
     pub limit: usize,
 }
 
+/// `--ask-beyond-bounds`: whether a call past a bound the person may lift asks them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum AskBeyondBounds {
+    /// Ask the person through the client; run only if they allow it.
+    Ask,
+    /// Refuse without asking.
+    Refuse,
+}
+
 /// `--sigint`: what SIGINT does to a server (`commands::serve` maps it to the handlers' own).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum SigintMode {
@@ -381,6 +390,21 @@ pub struct ServeArgs {
         value_name = "LEVEL"
     )]
     pub max_permission: Permission,
+    /// A call whose workspace is outside the allowed roots, or whose permission is above the
+    /// ceiling: `ask` the person through the client (MCP elicitation) and run it only if they
+    /// allow it; `refuse` it. A client that cannot ask, a decline or no answer refuses.
+    /// `/` is never asked for.
+    #[arg(
+        long,
+        env = "CAM_ASK_BEYOND_BOUNDS",
+        value_enum,
+        default_value_t = AskBeyondBounds::Ask
+    )]
+    pub ask_beyond_bounds: AskBeyondBounds,
+    /// How long a question to the person waits for an answer before the call is refused.
+    #[arg(long, env = "CAM_ASK_TIMEOUT_SECS", default_value_t = 120, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub ask_timeout_secs: u64,
     /// While a run is silent, repeat its last progress at this interval, for clients that
     /// reset their timeout on progress (0: only on events).
     #[arg(

@@ -2,7 +2,8 @@
 //! tests/interop/client.py against the built server, over the `initialize` handshake and over
 //! the 2026-07-28 lifecycle it negotiates in `auto` mode, on stdio and on Streamable HTTP (by
 //! URL, with a bearer token): a call with progress, a cancel by timeout, and a background job
-//! waited for and paged back.
+//! waited for and paged back. tests/interop/elicit.py has the SDK answer the server's
+//! questions (elicitation) about calls past its bounds.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -78,5 +79,41 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
         );
         assert!(String::from_utf8_lossy(&output.stdout).contains(&format!("ok ({mode})")));
         assert_none_tagged(&tag);
+    }
+}
+
+/// The SDK as the person asked to lift a bound: tests/interop/elicit.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_is_asked_before_a_call_past_the_bounds_runs_on_stdio_and_http() {
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/elicit.py");
+    for transport in ["stdio", "http"] {
+        let output = Command::new(&python)
+            .arg(&script)
+            .arg(mcp::binary())
+            .arg(mcp::fake_bin_dir())
+            .arg(transport)
+            .env("INTEROP_AGENTS", mcp::agents().join(","))
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("run the Python client");
+        assert!(
+            output.status.success(),
+            "{transport}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(&format!("ok (elicitation over {transport})")),
+            "{stdout}"
+        );
     }
 }

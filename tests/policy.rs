@@ -216,6 +216,198 @@ fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Asking the person to lift a bound for one call (MCP elicitation)
+
+const ELICIT: &str = "elicitation/create";
+
+/// A server bounded to `root` at workspace-write, and a client that can be asked (or not).
+async fn asking_server(root: &Path, can_be_asked: bool, env: &[(&str, &str)]) -> Server {
+    let mut builder = Server::builder()
+        .env("CAM_SANDBOX", "off")
+        .env("CAM_ALLOWED_ROOTS", root)
+        .env("CAM_MAX_PERMISSION", "workspace-write");
+    for (key, value) in env {
+        builder = builder.env(key, value);
+    }
+    let mut server = builder.spawn();
+    let capabilities = if can_be_asked {
+        json!({"elicitation": {"form": {}}})
+    } else {
+        json!({})
+    };
+    server
+        .initialize_declaring(mcp::LEGACY_VERSION, capabilities)
+        .await;
+    server
+}
+
+/// Call codex past a bound, answer the question it raises with `answer`, and return the
+/// question and the call's result.
+async fn call_answering(server: &mut Server, arguments: Value, answer: Value) -> (Value, Value) {
+    let answered: Vec<Value> = server
+        .messages()
+        .iter()
+        .filter(|m| m["method"] == ELICIT)
+        .map(|m| m["id"].clone())
+        .collect();
+    let call = server.start_call("codex", arguments, None).await;
+    let question = server.server_request(ELICIT, &answered).await;
+    server.respond(&question["id"], answer).await;
+    (question, server.result(call).await)
+}
+
+fn elicitations(server: &Server) -> usize {
+    let messages = server.messages();
+    messages.iter().filter(|m| m["method"] == ELICIT).count()
+}
+
+fn assert_refused_above_ceiling(result: &Value, record: &Path) {
+    let text = all_text(result);
+    assert!(is_error(result), "{result:#}");
+    assert!(
+        text.contains("permission unlimited is above") && text.contains("CAM_MAX_PERMISSION"),
+        "the refusal is today's: {text}"
+    );
+    assert!(!record.exists(), "a refused call started its CLI");
+}
+
+/// `jobs show --json` of job `id` in the store in `state`.
+fn shown_job(state: &Path, id: &str) -> Value {
+    let output = common::cam_command()
+        .args(["jobs", "show", id, "--json"])
+        .env("CAM_STATE_DIR", state)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run jobs show");
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{output:?}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_above_the_ceiling_runs_at_the_asked_level_when_the_person_allows_it() {
+    let (dir, state) = (TempDir::new("ask-allow"), TempDir::new("ask-allow-state"));
+    let record = dir.path().join("argv.json");
+    let state_dir = state.path().display().to_string();
+    let env = [("CAM_STATE_DIR", state_dir.as_str())];
+    let mut server = asking_server(dir.path(), true, &env).await;
+    let arguments = recording_call(&record, Some(dir.path()), "unlimited");
+    let allow = json!({"action": "accept", "content": {"allow": true}});
+    let (question, result) = call_answering(&mut server, arguments, allow).await;
+
+    let params = &question["params"];
+    let message = params["message"].as_str().unwrap_or_default();
+    for expected in ["codex", "unlimited", "workspace-write", "argv-out="] {
+        assert!(message.contains(expected), "{expected} in {message}");
+    }
+    assert_eq!(
+        params["requestedSchema"]["properties"]["allow"]["type"], "boolean",
+        "{question:#}"
+    );
+    assert_completed(&result);
+    let argv = recorded(&record)["argv"].to_string();
+    assert!(
+        argv.contains("danger-full-access"),
+        "ran at unlimited: {argv}"
+    );
+    let id = structured(&result)["job_id"].as_str().expect("job_id");
+    let job = shown_job(state.path(), id);
+    let allowed = job["allowed_past"].as_str().unwrap_or_default();
+    assert!(
+        allowed.contains("permission unlimited"),
+        "the job records it: {job:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decline_a_cancel_or_an_answer_without_allow_true_refuses_as_before() {
+    let dir = TempDir::new("ask-deny");
+    let record = dir.path().join("argv.json");
+    let mut server = asking_server(dir.path(), true, &[]).await;
+    let answers = [
+        json!({"action": "decline"}),
+        json!({"action": "cancel"}),
+        json!({"action": "accept", "content": {"allow": false}}),
+        json!({"action": "accept", "content": {"allow": "yes"}}),
+        json!({"action": "accept", "content": {"permit": true}}),
+        json!({"action": "accept"}),
+    ];
+    for answer in answers {
+        let arguments = recording_call(&record, Some(dir.path()), "unlimited");
+        let (_, result) = call_answering(&mut server, arguments, answer).await;
+        assert_refused_above_ceiling(&result, &record);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workspace_outside_the_roots_is_used_only_when_the_person_allows_it() {
+    let (root, outside) = (TempDir::new("ask-root"), TempDir::new("ask-outside"));
+    let record = root.path().join("argv.json");
+    let mut server = asking_server(root.path(), true, &[]).await;
+    let arguments = || recording_call(&record, Some(outside.path()), "read-only");
+
+    let decline = json!({"action": "decline"});
+    let (question, refused) = call_answering(&mut server, arguments(), decline).await;
+    let message = question["params"]["message"].to_string();
+    assert!(message.contains(&canonical(outside.path())), "{message}");
+    assert!(is_error(&refused), "{refused:#}");
+    let text = all_text(&refused);
+    assert!(
+        text.contains(&outside.path().display().to_string()) && text.contains("CAM_ALLOWED_ROOTS"),
+        "the refusal is today's: {text}"
+    );
+    assert!(!record.exists(), "a refused call started its CLI");
+
+    let allow = json!({"action": "accept", "content": {"allow": true}});
+    let (_, result) = call_answering(&mut server, arguments(), allow).await;
+    assert_completed(&result);
+    assert_eq!(recorded(&record)["cwd"], canonical(outside.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_left_unanswered_refuses_when_its_time_runs_out() {
+    let dir = TempDir::new("ask-timeout");
+    let record = dir.path().join("argv.json");
+    let mut server = asking_server(dir.path(), true, &[("CAM_ASK_TIMEOUT_SECS", "1")]).await;
+    let arguments = recording_call(&record, Some(dir.path()), "unlimited");
+    let call = server.start_call("codex", arguments, None).await;
+    server.server_request(ELICIT, &[]).await;
+    let result = server.result(call).await;
+    assert_refused_above_ceiling(&result, &record);
+    assert!(
+        server.stderr().contains("did not answer within"),
+        "{}",
+        server.stderr()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nobody_is_asked_by_a_client_that_cannot_be_under_refuse_or_for_slash() {
+    let dir = TempDir::new("ask-never");
+    let record = dir.path().join("argv.json");
+    let above = recording_call(&record, Some(dir.path()), "unlimited");
+    let cases = [
+        (false, "ask", above.clone()),
+        (true, "refuse", above),
+        (
+            true,
+            "ask",
+            recording_call(&record, Some(Path::new("/")), "read-only"),
+        ),
+    ];
+    for (can_be_asked, mode, arguments) in cases {
+        let env = [("CAM_ASK_BEYOND_BOUNDS", mode)];
+        let mut server = asking_server(dir.path(), can_be_asked, &env).await;
+        let result = server.call("codex", arguments.clone()).await;
+        assert!(is_error(&result), "{mode}: {result:#}");
+        assert_eq!(
+            elicitations(&server),
+            0,
+            "{mode} {can_be_asked}: nobody is asked"
+        );
+        assert!(!record.exists(), "a refused call started its CLI");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // The environment each CLI gets
 
 /// Variables of the server besides each CLI's own: proxy and locale settings every CLI

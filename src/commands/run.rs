@@ -209,6 +209,7 @@ impl Recording {
             session_id: request.session_id.as_deref(),
             prompt: &request.prompt,
             status: JobStatus::Running,
+            allowed_past: None,
         };
         let opened =
             Store::open_configured(settings).and_then(|store| store.insert(&new).map(|()| store));

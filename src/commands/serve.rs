@@ -16,13 +16,14 @@ use cli_agent_engine::{Engine, EngineConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::cli::{self, HttpArgs, ServeArgs};
+use crate::cli::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
 use crate::jobs::store::{Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
-    AgentServer, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode, watch_signals,
+    AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode,
+    watch_signals,
 };
 use crate::transport::{http, stdio};
 
@@ -119,10 +120,20 @@ async fn build(
         heartbeat: (args.progress_heartbeat_secs > 0)
             .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
         policy,
+        beyond_bounds: beyond_bounds(args),
         handoff_after: Duration::from_secs(args.handoff_secs),
         result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
     };
     Ok((server, Lifecycle::new(shutdown, runs, grace)))
+}
+
+fn beyond_bounds(args: &ServeArgs) -> BeyondBounds {
+    match args.ask_beyond_bounds {
+        AskBeyondBounds::Ask => BeyondBounds::Ask {
+            timeout: Duration::from_secs(args.ask_timeout_secs),
+        },
+        AskBeyondBounds::Refuse => BeyondBounds::Refuse,
+    }
 }
 
 fn log_start(args: &ServeArgs, catalogue: &Catalogue, policy: &Policy) {

@@ -26,6 +26,8 @@ pub struct FileSettings {
     pub sigint: Option<String>,
     pub allow_root: Option<Vec<PathBuf>>,
     pub max_permission: Option<String>,
+    pub ask_beyond_bounds: Option<String>,
+    pub ask_timeout_secs: Option<u64>,
     pub progress_heartbeat_secs: Option<u64>,
     pub max_runs: Option<u64>,
     pub max_worktrees: Option<u64>,

@@ -243,6 +243,8 @@ mod tests {
             sigint: Some("exit".into()),
             allow_root: Some(vec!["/x".into()]),
             max_permission: Some("read-only".into()),
+            ask_beyond_bounds: Some("refuse".into()),
+            ask_timeout_secs: Some(1),
             progress_heartbeat_secs: Some(1),
             max_runs: Some(1),
             handoff_secs: Some(1),

@@ -69,6 +69,8 @@ struct Live {
 pub struct JobOptions {
     /// Append the whole answer to this file once the job ends.
     pub save_to: Option<PathBuf>,
+    /// The bounds the person let this call past when asked, in their words.
+    pub allowed_past: Option<String>,
 }
 
 impl Jobs {
@@ -127,6 +129,7 @@ impl Jobs {
             self.shutdown.child_token(),
         ));
         let id = job.id.clone();
+        let allowed_past = options.allowed_past.clone();
         // Recorded before the call answers: the id it hands out must resolve.
         self.record(move |store| {
             store.insert(&NewJob {
@@ -139,6 +142,7 @@ impl Jobs {
                 session_id: request.session_id.as_deref(),
                 prompt: &request.prompt,
                 status: JobStatus::Queued,
+                allowed_past: allowed_past.as_deref(),
             })
         })
         .await;

@@ -18,6 +18,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
+use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -41,6 +42,8 @@ pub struct AgentServer {
     pub heartbeat: Option<Duration>,
     /// The directories calls may use and the most they may ask for.
     pub policy: Policy,
+    /// Whether a call past a bound the person may lift asks them, and how long it waits.
+    pub beyond_bounds: BeyondBounds,
     /// A blocking call still running after this hands off (0: never), unless it says otherwise.
     pub handoff_after: Duration,
     /// The most characters of an answer a result carries.
@@ -101,10 +104,17 @@ impl ServerHandler for AgentServer {
             );
             return Err(ErrorData::invalid_params(message, None));
         };
-        let call = match tools::call_request(agent, request.arguments, &self.policy) {
+        let read = match self.beyond_bounds {
+            BeyondBounds::Ask { .. } => tools::call_request_to_ask,
+            BeyondBounds::Refuse => tools::call_request,
+        };
+        let call = match read(agent, request.arguments, &self.policy) {
             Ok(call) => call,
             Err(error) => return Ok(error.to_result().into()),
         };
+        if let Some(refused) = self.refused_by_person(&call, &context).await {
+            return Ok(refused.into());
+        }
         let wants_task = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
@@ -142,6 +152,24 @@ impl ServerHandler for AgentServer {
 }
 
 impl AgentServer {
+    /// A call past bounds the person may lift runs only with their leave; without it, its
+    /// result is the first bound's refusal, as if nobody had been asked.
+    async fn refused_by_person(
+        &self,
+        call: &CallRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<CallToolResult> {
+        let first = call.beyond_bounds.first()?;
+        let asking = self
+            .beyond_bounds
+            .allowed(&context.peer, &call.run, &call.beyond_bounds);
+        let allowed = tokio::select! {
+            allowed = asking => allowed,
+            () = context.ct.cancelled() => false,
+        };
+        (!allowed).then(|| result::error_result(first.to_string()))
+    }
+
     /// Start the call as a job and answer with it as a task (the client declared the
     /// extension); a call that can't start answers as a plain tool result.
     async fn start_task(&self, call: CallRequest) -> CallToolResponse {
@@ -172,6 +200,7 @@ impl AgentServer {
             .map_err(|refusal| result::error_result(refusal.to_string()))?;
         let options = JobOptions {
             save_to: call.save_to,
+            allowed_past: ask::allowed_past(&call.beyond_bounds),
         };
         Ok(self.jobs.start(prepared, origin, options).await)
     }

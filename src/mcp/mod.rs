@@ -3,11 +3,12 @@
 //!
 //! `tools` turns a call's arguments into a run request (one file per tool), the jobs run it,
 //! `result` turns the outcome into a tool result and `progress` reports events on the way;
-//! `tasks` answers the tasks extension. `policy` bounds what a call may ask for. `calls`,
-//! `signals` and `lifecycle` decide which runs stop, why and by when. Called by
-//! `commands::serve`, which builds the handler, and by the transports, which carry it; it
-//! calls only `jobs` and the engine below it.
+//! `tasks` answers the tasks extension. `policy` bounds what a call may ask for; `ask` asks the
+//! person to lift a bound for one call. `calls`, `signals` and `lifecycle` decide which runs
+//! stop, why and by when. Called by `commands::serve`, which builds the handler, and by the
+//! transports, which carry it; it calls only `jobs` and the engine below it.
 
+mod ask;
 mod calls;
 pub mod changes;
 mod handler;
@@ -19,6 +20,7 @@ mod signals;
 mod tasks;
 pub mod tools;
 
+pub use self::ask::BeyondBounds;
 pub use self::calls::{Shutdown, ShutdownCause};
 pub use self::changes::ChangesReport;
 pub use self::handler::AgentServer;

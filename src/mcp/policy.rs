@@ -41,6 +41,8 @@ pub enum Refusal {
     OutsideRoots {
         argument: &'static str,
         shown: String,
+        /// The path with its symlinks resolved: where the call would reach.
+        resolved: PathBuf,
         roots: String,
         setting: &'static str,
     },
@@ -74,6 +76,41 @@ pub enum Refusal {
         asked: Permission,
         ceiling: Permission,
     },
+}
+
+impl Refusal {
+    /// A bound the person who runs the server may lift for one call, if asked: a workspace
+    /// outside the roots (an existing directory, never `/`, which no root may be) or a level
+    /// above the ceiling. What their config names (an agent's writable directory) or a path
+    /// that cannot be resolved is refused outright.
+    pub fn person_may_allow(&self) -> bool {
+        match self {
+            Refusal::OutsideRoots {
+                argument, resolved, ..
+            } => *argument == "workspace" && resolved.parent().is_some() && resolved.is_dir(),
+            Refusal::AboveCeiling { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// The bound this call goes past, in words for the person asked to allow it.
+    pub fn for_the_person(&self) -> String {
+        match self {
+            Refusal::OutsideRoots {
+                argument,
+                resolved,
+                roots,
+                ..
+            } => format!(
+                "its {argument} {} is outside the directories you allow ({roots})",
+                resolved.display()
+            ),
+            Refusal::AboveCeiling { asked, ceiling } => {
+                format!("it asks for permission {asked}, above your ceiling {ceiling}")
+            }
+            other => other.to_string(),
+        }
+    }
 }
 
 /// The bounds of every MCP call, fixed at start.
@@ -162,9 +199,25 @@ impl Policy {
         Err(Refusal::OutsideRoots {
             argument,
             shown,
+            resolved,
             roots: self.describe_roots(),
             setting: self.setting,
         })
+    }
+
+    /// A call's workspace, resolved. One outside the roots that the person may allow comes
+    /// with its refusal, to ask them.
+    pub fn resolve_workspace(&self, path: &Path) -> Result<(PathBuf, Option<Refusal>), Refusal> {
+        match self.resolve_inside_roots("workspace", path) {
+            Ok(resolved) => Ok((resolved, None)),
+            Err(refusal) => match &refusal {
+                Refusal::OutsideRoots { resolved, .. } if refusal.person_may_allow() => {
+                    let resolved = resolved.clone();
+                    Ok((resolved, Some(refusal)))
+                }
+                _ => Err(refusal),
+            },
+        }
     }
 
     /// A file argument: relative paths start at `workspace` (already resolved), and the file
@@ -418,6 +471,29 @@ mod tests {
             roots,
             [std::fs::canonicalize(std::env::temp_dir()).unwrap()]
         );
+    }
+
+    #[test]
+    fn the_person_may_lift_a_workspace_outside_the_roots_or_the_ceiling_but_never_slash() {
+        let dirs = Dirs::new("liftable");
+        let policy = dirs.policy();
+        let outside = dirs.base.join("outside");
+        let (resolved, beyond) = policy.resolve_workspace(&outside).unwrap();
+        assert_eq!(resolved, outside);
+        let beyond = beyond.expect("outside the roots");
+        assert!(
+            beyond
+                .for_the_person()
+                .contains("outside the directories you allow")
+        );
+        let inside = dirs.base.join("root/inside");
+        assert!(matches!(policy.resolve_workspace(&inside), Ok((_, None))));
+        assert!(policy.resolve_workspace(Path::new("/")).is_err());
+        assert!(policy.resolve_workspace(Path::new("/no/such/dir")).is_err());
+        let writable = policy.resolve_inside_roots("the agent's writable directory", &outside);
+        assert!(!writable.unwrap_err().person_may_allow());
+        let above = policy.check_permission(Permission::Unlimited).unwrap_err();
+        assert!(above.person_may_allow());
     }
 
     #[test]

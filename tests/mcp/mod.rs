@@ -274,9 +274,14 @@ impl Server {
     }
 
     pub async fn initialize_with(&mut self, version: &str) -> Value {
+        self.initialize_declaring(version, json!({})).await
+    }
+
+    /// The handshake at `version`, the client declaring `capabilities`.
+    pub async fn initialize_declaring(&mut self, version: &str, capabilities: Value) -> Value {
         let params = json!({
             "protocolVersion": version,
-            "capabilities": {},
+            "capabilities": capabilities,
             "clientInfo": {"name": "cli-agent-mcp-tests", "version": "0"},
         });
         let id = self.request("initialize", params).await;
@@ -327,6 +332,25 @@ impl Server {
             params["_meta"] = json!({"progressToken": token});
         }
         self.request("tools/call", params).await
+    }
+
+    /// The next request the server sent the client with `method` that `answered` does not hold.
+    pub async fn server_request(&self, method: &str, answered: &[Value]) -> Value {
+        self.wait_for(&format!("a {method} request"), |messages| {
+            messages
+                .iter()
+                .find(|m| {
+                    m["method"] == method && m.get("id").is_some() && !answered.contains(&m["id"])
+                })
+                .cloned()
+        })
+        .await
+    }
+
+    /// Answer the server's request `id` with `result`.
+    pub async fn respond(&mut self, id: &Value, result: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            .await;
     }
 
     /// Call a tool and wait for its result.

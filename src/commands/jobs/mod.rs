@@ -125,6 +125,9 @@ fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
             writeln!(out, "  {name:<10}  {value}")?;
         }
     }
+    if let Some(allowed) = &job.allowed_past {
+        writeln!(out, "  {:<10}  by you, past: {allowed}", "allowed")?;
+    }
     if let Some(error) = &job.error {
         let hint = error.hint.as_deref().unwrap_or("-");
         writeln!(

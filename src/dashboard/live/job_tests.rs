@@ -22,6 +22,7 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
             session_id: None,
             prompt: "p",
             status: JobStatus::Running,
+            allowed_past: None,
         })
         .unwrap();
     let recorder = store.recorder(&id);

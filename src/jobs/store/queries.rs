@@ -24,7 +24,8 @@ pub(super) const RECORD: &str =
     events, event_bytes, dropped_events, dropped_bytes,
     tree ->> '$.tree.isolation', tree_state, tree ->> '$.tree.worktree.branch',
     tree ->> '$.tree.worktree.path', outcome ->> '$.tree.changes.files_changed',
-    outcome ->> '$.tree.changes.lines_added', outcome ->> '$.tree.changes.lines_removed'";
+    outcome ->> '$.tree.changes.lines_added', outcome ->> '$.tree.changes.lines_removed',
+    allowed_past";
 
 impl Store {
     pub fn insert(&self, job: &NewJob) -> Result<(), StoreError> {
@@ -34,8 +35,9 @@ impl Store {
         self.conn()
             .prepare_cached(
                 "INSERT INTO jobs (id, agent, origin, status, workspace, permission, model,
-                    prompt_preview, created_ms, started_ms, owner_pid, owner_start, session_id)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                    prompt_preview, created_ms, started_ms, owner_pid, owner_start, session_id,
+                    allowed_past)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             )
             .and_then(|mut insert| {
                 insert.execute(params![
@@ -52,6 +54,7 @@ impl Store {
                     self.owner().pid,
                     self.owner().start_ticks,
                     job.session_id,
+                    job.allowed_past,
                 ])
             })
             .map_err(self.fail())?;
@@ -242,6 +245,7 @@ pub(super) fn record(row: &Row) -> rusqlite::Result<JobRecord> {
             dropped_bytes: row.get(21)?,
         },
         tree: tree_summary(row, 22)?,
+        allowed_past: row.get(29)?,
     })
 }
 

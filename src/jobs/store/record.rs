@@ -178,6 +178,8 @@ pub struct NewJob<'a> {
     pub prompt: &'a str,
     /// `queued` or `running`.
     pub status: JobStatus,
+    /// The bounds the person let this job past when asked (an MCP call's), in their words.
+    pub allowed_past: Option<&'a str>,
 }
 
 /// A job as the store knows it (the answer and the events are read in pages).
@@ -209,6 +211,10 @@ pub struct JobRecord {
     /// Where it worked and what it changed: runs that may write in git, and isolated runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tree: Option<TreeSummary>,
+    /// The bounds of the server the person let this job past when asked; absent when it
+    /// stayed within them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_past: Option<String>,
 }
 
 /// A job's tree in brief: `job_diff` and `jobs show` tell the rest.

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Each step takes the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -74,6 +74,12 @@ END;
 const V3: &str = "
 ALTER TABLE jobs ADD COLUMN tree TEXT;
 ALTER TABLE jobs ADD COLUMN tree_state TEXT;
+";
+
+/// `allowed_past` is what the person let an MCP call past (the server's bounds, in the words
+/// they were asked in); NULL for a job that stayed within them.
+const V4: &str = "
+ALTER TABLE jobs ADD COLUMN allowed_past TEXT;
 ";
 
 /// Brings the database to [`VERSION`]; refuses one newer than this code.

@@ -51,6 +51,7 @@ pub(super) fn insert(store: &Store, agent: Agent, workspace: &Path, status: JobS
             session_id: None,
             prompt: &"do the thing ".repeat(40),
             status,
+            allowed_past: None,
         })
         .unwrap();
     id
@@ -151,6 +152,31 @@ fn a_job_goes_from_queued_to_running_to_finished_with_its_whole_outcome() {
     assert_eq!(record.usage, outcome.usage);
     assert!(record.finished_ms >= record.started_ms);
     assert_eq!(store.outcome(&id).unwrap(), Some(outcome));
+}
+
+#[test]
+fn a_job_keeps_the_bounds_the_person_let_it_past_and_one_within_them_has_none() {
+    let (dir, store) = open("store-allowed-past");
+    let within = insert(&store, CODEX, dir.path(), JobStatus::Queued);
+    assert_eq!(store.get(&within).unwrap().unwrap().allowed_past, None);
+    let id = JobId::random();
+    let allowed = "it asks for permission unlimited, above your ceiling workspace-write";
+    store
+        .insert(&NewJob {
+            id: &id,
+            agent: CODEX,
+            origin: Origin::Call,
+            workspace: dir.path(),
+            permission: Permission::Unlimited,
+            model: None,
+            session_id: None,
+            prompt: "p",
+            status: JobStatus::Queued,
+            allowed_past: Some(allowed),
+        })
+        .unwrap();
+    let record = store.get(&id).unwrap().unwrap();
+    assert_eq!(record.allowed_past.as_deref(), Some(allowed));
 }
 
 #[test]

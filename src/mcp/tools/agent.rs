@@ -110,6 +110,9 @@ pub struct CallRequest {
     /// `Some(0)` never hands off; `None` takes the server's default.
     pub handoff_after_secs: Option<u64>,
     pub save_to: Option<PathBuf>,
+    /// The bounds this call goes past that the person may lift (see
+    /// [`Refusal::person_may_allow`]): it runs only if they allow it, else the first is its error.
+    pub beyond_bounds: Vec<Refusal>,
 }
 
 /// Arguments only some CLIs support.
@@ -170,12 +173,44 @@ pub enum ArgsError {
     Refused(#[from] Refusal),
 }
 
-/// Read a call's arguments into a run request within `policy`'s bounds. Blank optional
-/// strings count as absent: calling models often fill every field.
+/// Read a call's arguments into a run request within `policy`'s bounds: every bound refuses.
+/// Blank optional strings count as absent: calling models often fill every field.
 pub fn call_request(
     agent: Agent,
     arguments: Option<JsonObject>,
     policy: &Policy,
+) -> Result<CallRequest, ArgsError> {
+    let mut call = call_request_to_ask(agent, arguments, policy)?;
+    if call.beyond_bounds.is_empty() {
+        return Ok(call);
+    }
+    Err(call.beyond_bounds.remove(0).into())
+}
+
+/// Like [`call_request`], but a bound the person may lift is noted in `beyond_bounds`, not
+/// refused; any other refusal is the error, unless such a bound came first.
+pub fn call_request_to_ask(
+    agent: Agent,
+    arguments: Option<JsonObject>,
+    policy: &Policy,
+) -> Result<CallRequest, ArgsError> {
+    let mut beyond_bounds = Vec::new();
+    match read_call(agent, arguments, policy, &mut beyond_bounds) {
+        Ok(call) => Ok(CallRequest {
+            beyond_bounds,
+            ..call
+        }),
+        // The first refusal is the error, as when every bound refused outright.
+        Err(_) if !beyond_bounds.is_empty() => Err(beyond_bounds.remove(0).into()),
+        Err(error) => Err(error),
+    }
+}
+
+fn read_call(
+    agent: Agent,
+    arguments: Option<JsonObject>,
+    policy: &Policy,
+    beyond_bounds: &mut Vec<Refusal>,
 ) -> Result<CallRequest, ArgsError> {
     let arguments = arguments.unwrap_or_default();
     refuse_other_agents_arguments(agent, &arguments)?;
@@ -184,18 +219,13 @@ pub fn call_request(
     if args.timeout_secs == Some(0) {
         return Err(ArgsError::ZeroTimeout);
     }
-    let workspace = match given(args.workspace.map(|p| p.to_string_lossy().into_owned())) {
-        Some(workspace) => PathBuf::from(workspace),
-        None => policy
-            .default_workspace()
-            .ok_or(ArgsError::NoWorkspace)?
-            .to_path_buf(),
-    };
-    let workspace = policy.resolve_inside_roots("workspace", &workspace)?;
+    let workspace = workspace(args.workspace, policy, beyond_bounds)?;
     for dir in &agent.profile().writable {
         policy.resolve_inside_roots("the agent's writable directory", dir)?;
     }
-    policy.check_permission(args.permission)?;
+    if let Err(refusal) = policy.check_permission(args.permission) {
+        beyond_bounds.push(refusal);
+    }
     let mut request = RunRequest::new(agent, args.prompt, workspace.clone());
     request.model = given(args.model);
     request.session_id = given(args.session_id);
@@ -211,7 +241,27 @@ pub fn call_request(
         background: args.background,
         handoff_after_secs: args.handoff_after_secs,
         save_to,
+        beyond_bounds: Vec::new(),
     })
+}
+
+/// The call's workspace, resolved: the one it names, else the server's. One outside the roots
+/// is kept, and noted in `beyond_bounds`, if the person may allow it.
+fn workspace(
+    named: Option<PathBuf>,
+    policy: &Policy,
+    beyond_bounds: &mut Vec<Refusal>,
+) -> Result<PathBuf, ArgsError> {
+    let workspace = match given(named.map(|p| p.to_string_lossy().into_owned())) {
+        Some(workspace) => PathBuf::from(workspace),
+        None => policy
+            .default_workspace()
+            .ok_or(ArgsError::NoWorkspace)?
+            .to_path_buf(),
+    };
+    let (resolved, beyond) = policy.resolve_workspace(&workspace)?;
+    beyond_bounds.extend(beyond);
+    Ok(resolved)
 }
 
 /// Refuses an argument only other CLIs take, naming them.

@@ -23,7 +23,7 @@ use serde_json::Value;
 #[cfg(test)]
 pub use self::agent::ToolArgs;
 use self::agent::tool;
-pub use self::agent::{CallRequest, call_request};
+pub use self::agent::{CallRequest, call_request, call_request_to_ask};
 pub use self::job::{JobTool, JobToolContext, call as call_job_tool};
 
 #[derive(Debug, thiserror::Error)]

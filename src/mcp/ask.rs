@@ -1,0 +1,145 @@
+//! Ask the person, not the model: a call past a bound the person may lift (see
+//! [`Refusal::person_may_allow`]) runs only if they allow it in an MCP elicitation form. Anything
+//! else (a decline, a cancel, no answer in time, an answer without `allow: true`, a client that
+//! cannot be asked, a session whose protocol forbids server requests) leaves the refusal as it was.
+
+use std::time::Duration;
+
+use cli_agent_engine::RunRequest;
+use rmcp::RoleServer;
+use rmcp::service::{ElicitationError, Peer, ServiceError};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::policy::Refusal;
+
+/// The most characters of the prompt's first line the question quotes.
+const PROMPT_SHOWN: usize = 200;
+
+/// The form the person fills: one checkbox.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Permit {
+    /// Allow this one call past the bounds above (leave it unticked, or decline, to refuse).
+    allow: bool,
+}
+
+rmcp::elicit_safe!(Permit);
+
+/// What the server does with a call past a bound the person may lift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BeyondBounds {
+    /// Ask the person through the client; no answer within `timeout` refuses.
+    Ask { timeout: Duration },
+    /// Refuse without asking.
+    Refuse,
+}
+
+impl BeyondBounds {
+    /// Whether the person allowed `run`, which goes past `bounds`.
+    pub async fn allowed(
+        self,
+        peer: &Peer<RoleServer>,
+        run: &RunRequest,
+        bounds: &[Refusal],
+    ) -> bool {
+        let Self::Ask { timeout } = self else {
+            return false;
+        };
+        let agent = run.agent;
+        let answer = peer
+            .elicit_with_timeout::<Permit>(question(run, bounds), Some(timeout))
+            .await;
+        match answer {
+            Ok(Some(Permit { allow: true })) => {
+                tracing::info!(%agent, "the person allowed a call past the server's bounds");
+                true
+            }
+            Ok(_) => {
+                tracing::info!(%agent, "the person did not tick `allow`: the call is refused");
+                false
+            }
+            Err(error) => {
+                tracing::info!(%agent, "no leave to go past the server's bounds: {}", why(&error));
+                false
+            }
+        }
+    }
+}
+
+/// What a call the person allowed went past, for its job's record; `None` within the bounds.
+pub fn allowed_past(bounds: &[Refusal]) -> Option<String> {
+    let words: Vec<_> = bounds.iter().map(Refusal::for_the_person).collect();
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
+/// Why asking gave no leave, for the log.
+fn why(error: &ElicitationError) -> String {
+    match error {
+        ElicitationError::CapabilityNotSupported => {
+            "the client cannot ask the person (no elicitation capability)".to_owned()
+        }
+        ElicitationError::Service(ServiceError::Timeout { timeout }) => {
+            format!("the person did not answer within {timeout:?}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The question: who asks what, past which bounds.
+fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
+    let first_line: String = run
+        .prompt
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or_default()
+        .chars()
+        .take(PROMPT_SHOWN)
+        .collect();
+    let mut text = format!(
+        "An MCP call asks the {} agent for more than this server allows:\n",
+        run.agent
+    );
+    for bound in bounds {
+        text.push_str(&format!("- {}\n", bound.for_the_person()));
+    }
+    text.push_str(&format!(
+        "Workspace: {}\nPermission: {}\nPrompt: {first_line}\n\nAllow this one call?",
+        run.workspace.display(),
+        run.permission
+    ));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use cli_agent_engine::{Permission, clis};
+
+    use super::*;
+
+    #[test]
+    fn the_question_names_agent_bounds_workspace_level_and_the_prompts_first_line() {
+        let mut run = RunRequest::new(
+            clis::CODEX,
+            "\nfix the build\nthen more",
+            PathBuf::from("/srv/elsewhere"),
+        );
+        run.permission = Permission::Unlimited;
+        let bounds = [Refusal::AboveCeiling {
+            asked: Permission::Unlimited,
+            ceiling: Permission::WorkspaceWrite,
+        }];
+        let text = question(&run, &bounds);
+        for expected in [
+            "codex",
+            "permission unlimited, above your ceiling workspace-write",
+            "Workspace: /srv/elsewhere",
+            "Permission: unlimited",
+            "Prompt: fix the build\n",
+        ] {
+            assert!(text.contains(expected), "{expected:?} in {text}");
+        }
+        assert!(!text.contains("then more"), "{text}");
+    }
+}
