@@ -68,12 +68,33 @@ async fn sigkill_of_the_server_leaves_no_process_of_any_run() {
     let mut server = Server::start().await;
     start_contained_calls(&mut server, &tag).await;
 
+    assert_eq!(
+        run_dirs_of(server.pid()),
+        CALLS,
+        "each confined run has its TMPDIR"
+    );
     server.signal(Signal::SIGKILL);
     let elapsed = wait_until_all_gone(&tag, server.pid()).await;
     eprintln!(
         "all {} processes gone {elapsed:?} after the SIGKILL",
         CALLS * (TAGGED_PER_CALL + 1)
     );
+    common::wait_until(
+        "the guardian removes the runs' temporary directories",
+        || run_dirs_of(server.pid()) == 0,
+    )
+    .await;
+}
+
+/// The private temporary directories (`cam-run-<pid>.<hex>-<n>`) of the server's runs.
+fn run_dirs_of(server_pid: i32) -> usize {
+    let prefix = format!("cam-run-{server_pid}.");
+    std::fs::read_dir(std::env::temp_dir())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .count()
 }
 
 #[tokio::test]

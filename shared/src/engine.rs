@@ -538,7 +538,8 @@ fn usage_path() -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let dir = std::env::temp_dir().join(format!("cam-usage-{}-{n}", std::process::id()));
+    // Named by this process instance, so its guardian can remove it after a SIGKILL.
+    let dir = std::env::temp_dir().join(format!("cam-usage-{}-{n}", process::instance()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir.join("usage.json"))
 }

@@ -6,7 +6,8 @@
 //! only we hold (close-on-exec, so no CLI inherits it): it blocks reading, and EOF means we
 //! are gone. Then it SIGKILLs, round after round until a round finds none, every process whose
 //! environment carries this process instance's marker prefix, each through a pidfd after the
-//! marker is checked again, and exits. On a normal exit it finds nothing and exits at once.
+//! marker is checked again, removes the temporary directories those runs left, and exits. On
+//! a normal exit it finds nothing and exits at once.
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 
 use std::io::Read;
@@ -71,7 +72,9 @@ pub fn run_guardian(prefix: &str) -> Result<usize, GuardianError> {
     let mut buf = [0u8; 64];
     // Nothing is ever written: any end of the read (EOF or an error) means the server is gone.
     while let Ok(1..) = stdin.read(&mut buf) {}
-    Ok(kill_until_none(&prefix))
+    let killed = kill_until_none(&prefix);
+    crate::sandbox::remove_left_by(prefix.instance());
+    Ok(killed)
 }
 
 fn kill_until_none(prefix: &MarkerPrefix) -> usize {

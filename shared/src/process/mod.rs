@@ -15,6 +15,7 @@ pub use guardian::{GUARDIAN_COMMAND, Guardian, GuardianError, run_guardian};
 pub use leader::Leader;
 pub use lines::{Line, LineReader};
 pub use pipe::Pipe;
+pub(crate) use spawn::instance;
 pub use spawn::{MarkerPrefix, RunMarker, SpawnedCli, become_subreaper, spawn};
 pub use stderr_tail::StderrTail;
 pub use sweep::{kill_every_run, sweep};

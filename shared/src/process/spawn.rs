@@ -47,7 +47,7 @@ impl Default for RunMarker {
 }
 
 /// This process's instance id: `<pid>.<start time in ns, hex>`, fixed at first use.
-fn instance() -> &'static str {
+pub(crate) fn instance() -> &'static str {
     static INSTANCE: OnceLock<String> = OnceLock::new();
     INSTANCE.get_or_init(|| {
         let nanos = std::time::SystemTime::now()
@@ -76,6 +76,12 @@ impl MarkerPrefix {
 
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The process instance it names, `<pid>.<hex>`.
+    pub fn instance(&self) -> &str {
+        let value = self.0.strip_prefix(MARKER_VAR).unwrap_or(&self.0);
+        value.trim_start_matches('=').trim_end_matches('-')
     }
 
     pub fn matches(&self, entry: &[u8]) -> bool {

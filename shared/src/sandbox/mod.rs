@@ -16,7 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use kernel::KernelSupport;
-pub use run_tmp::RunTmp;
+pub use run_tmp::{RunTmp, remove_left_by};
 pub use writable::WritePlan;
 
 use crate::request::Permission;

@@ -1,7 +1,32 @@
 //! A private temporary directory per confined run: its `TMPDIR`, writable under the sandbox,
-//! removed when the run ends.
+//! removed when the run ends, or by the server's guardian when the server was killed first.
 
 use std::path::{Path, PathBuf};
+
+/// Where the runs of one server instance keep files in the temp dir: a run's `TMPDIR`
+/// (`cam-run-<instance>-<n>`) and a usage file's directory (`cam-usage-<instance>-<n>`).
+const RUN_DIR_PREFIXES: [&str; 2] = ["cam-run-", "cam-usage-"];
+
+/// Removes the temp-dir directories of the runs of server `instance` (`<pid>.<hex>`): its
+/// guardian calls this once the server is gone, since a killed server removes nothing
+/// itself. Returns how many it removed.
+pub fn remove_left_by(instance: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return 0;
+    };
+    let ours = |name: &str| {
+        RUN_DIR_PREFIXES.iter().any(|prefix| {
+            name.strip_prefix(prefix)
+                .and_then(|rest| rest.strip_prefix(instance))
+                .is_some_and(|rest| rest.starts_with('-'))
+        })
+    };
+    entries
+        .flatten()
+        .filter(|entry| ours(&entry.file_name().to_string_lossy()))
+        .filter(|entry| std::fs::remove_dir_all(entry.path()).is_ok())
+        .count()
+}
 
 /// Removed, with whatever the run left in it, when dropped.
 #[derive(Debug)]
