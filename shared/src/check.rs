@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::command::CommandLine;
 use crate::process::{self, RunMarker, StderrTail};
+use crate::sandbox::Confinement;
 
 /// The most of a command's output kept (its last lines are quoted).
 const OUTPUT_BYTES: usize = 16 * 1024;
@@ -63,7 +64,7 @@ pub async fn run_command(
     command: &str,
     dir: &Path,
     env: &[(std::ffi::OsString, std::ffi::OsString)],
-    sandbox: Option<landlock::RulesetCreated>,
+    sandbox: Option<&Confinement>,
     limit: Duration,
     cancel: &CancellationToken,
 ) -> CommandOutcome {
@@ -75,7 +76,12 @@ pub async fn run_command(
         env: env.to_vec(),
     };
     let marker = RunMarker::new();
-    let spawned = match process::spawn(&line, dir, &marker, sandbox) {
+    // A ruleset that cannot be had stops the command: it never runs unconfined instead.
+    let ruleset = match sandbox.map(Confinement::ruleset).transpose() {
+        Ok(ruleset) => ruleset,
+        Err(error) => return not_started(command, &error, started),
+    };
+    let spawned = match process::spawn(&line, dir, &marker, ruleset) {
         Ok(spawned) => spawned,
         Err(error) => return not_started(command, &error, started),
     };

@@ -368,7 +368,7 @@ impl Engine {
             let limit = self.limits(request).total;
             let (dir, env) = (&request.workspace, &command.env);
             // The check is the caller's: it runs under the same sandbox as the agent.
-            let sandbox = confinement.as_ref().and_then(|c| c.ruleset().ok());
+            let sandbox = confinement.as_ref();
             let ran = run_command(check, dir, env, sandbox, limit, cancel).await;
             outcome.check = Some(ran);
         }
