@@ -4,11 +4,14 @@
 //! changed something. The git work blocks: the engine calls it off the runtime's threads.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::git::{Base, BranchFate, Changes, GitError, JobKey, Repo, Snapshot, Worktree};
+use crate::git::{
+    Base, BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
+};
 use crate::request::Permission;
 
 /// Where the agent works.
@@ -87,10 +90,31 @@ pub struct RunTree {
     pub before: Snapshot,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<Worktree>,
+    /// The before snapshot's index, for the after snapshot of a run in place; not recorded
+    /// (a later server settling the run starts from a copy).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub kept_index: BeforeIndex,
 }
+
+/// A cache, not part of what a run's tree is: two trees are equal whatever it holds.
+#[derive(Clone, Debug, Default)]
+pub struct BeforeIndex(Option<Arc<KeptIndex>>);
+
+impl PartialEq for BeforeIndex {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for BeforeIndex {}
 
 /// How a run's tree is known.
 #[derive(Clone, Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per run, held in place for its length: boxing would buy nothing"
+)]
 pub enum Tracking {
     Tracked(RunTree),
     /// Outside git: the reason its `changes` give.
@@ -128,12 +152,15 @@ impl TreePlan {
                 Isolation::Worktree => Err(TreeError::NotARepository(workspace.to_owned())),
             };
         };
-        let (before, worktree) = match self.isolation {
-            Isolation::None => (repo.snapshot(&self.job, "before")?, None),
+        let (before, worktree, kept) = match self.isolation {
+            Isolation::None => {
+                let (before, kept) = repo.snapshot_keeping_index(&self.job, "before")?;
+                (before, None, Some(Arc::new(kept)))
+            }
             Isolation::Worktree => {
                 let path = self.worktrees.join(self.job.as_str());
                 let worktree = repo.create_worktree(&self.job, &path, self.base)?;
-                (worktree.base.clone(), Some(worktree))
+                (worktree.base.clone(), Some(worktree), None)
             }
         };
         Ok(Tracking::Tracked(RunTree {
@@ -141,6 +168,7 @@ impl TreePlan {
             repo: repo.top().to_owned(),
             before,
             worktree,
+            kept_index: BeforeIndex(kept),
         }))
     }
 }
@@ -165,7 +193,11 @@ impl RunTree {
     /// (no file, no commit of its own) has its worktree, branch and refs removed.
     pub fn settle(self, job: &JobKey) -> Result<TreeOutcome, TreeError> {
         let repo = self.repository()?;
-        let after = self.working_repo(&repo)?.snapshot(job, "after")?;
+        let working = self.working_repo(&repo)?;
+        let after = match &self.kept_index.0 {
+            Some(kept) => working.snapshot_after(job, "after", kept)?,
+            None => working.snapshot(job, "after")?,
+        };
         let changes = repo.changes(&self.before, &after)?;
         let kept = match &self.worktree {
             None => false,

@@ -48,7 +48,7 @@ pub use error::GitError;
 pub use job::JobKey;
 pub use merge::{Merged, Mode};
 pub use repo::{Operation, Repo, not_tracked_reason};
-pub use snapshot::Snapshot;
+pub use snapshot::{KeptIndex, Snapshot};
 pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
 
 #[cfg(test)]

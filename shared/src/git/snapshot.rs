@@ -2,6 +2,8 @@
 //! that are not ignored) as commits under our own refs, without touching the user's index,
 //! HEAD, branches or files.
 
+use std::path::Path;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -20,19 +22,86 @@ pub struct Snapshot {
     pub tree: String,
 }
 
+/// The index a snapshot of a working tree was made with, kept for the next snapshot of the
+/// same tree: its stat data is fresh and the tree's untracked files are in it already, so the
+/// next one re-reads only what changed since. It serves only while the tree's own index is as
+/// it was when copied (any `git add`, commit or refresh in between changes it, and the next
+/// snapshot then starts from a fresh copy). Its file goes when it is dropped.
+#[derive(Debug)]
+pub struct KeptIndex {
+    index: TempIndex,
+    copied_from: IndexStamp,
+}
+
+/// What tells that an index file was rewritten: git replaces it with a new file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct IndexStamp {
+    inode: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl IndexStamp {
+    fn of(index: &Path) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(index).map_or(
+            Self {
+                inode: 0,
+                len: 0,
+                modified: None,
+            },
+            |meta| Self {
+                inode: meta.ino(),
+                len: meta.len(),
+                modified: meta.modified().ok(),
+            },
+        )
+    }
+}
+
 impl Repo {
     /// Records the working tree as it is now under `refs/cli-agent-mcp/<job>/<label>`: a
     /// copy of this worktree's index, `git add -A` into it, `write-tree`, then a commit whose
     /// parent is HEAD (none before the first commit). Submodules are recorded as the commit
     /// their checkout is at (a gitlink), not their files.
     pub fn snapshot(&self, job: &JobKey, label: &str) -> Result<Snapshot, GitError> {
+        self.snapshot_keeping_index(job, label)
+            .map(|(snapshot, _)| snapshot)
+    }
+
+    /// As [`Repo::snapshot`], keeping the index it was made with for the next snapshot of
+    /// this tree ([`Repo::snapshot_after`]).
+    pub fn snapshot_keeping_index(
+        &self,
+        job: &JobKey,
+        label: &str,
+    ) -> Result<(Snapshot, KeptIndex), GitError> {
+        let own = self.git_dir().join("index");
+        let copied_from = IndexStamp::of(&own);
+        let index = TempIndex::copy_of(&own)?;
+        let snapshot = self.record(job, label, index.path())?;
+        Ok((snapshot, KeptIndex { index, copied_from }))
+    }
+
+    /// A snapshot of the tree an earlier one kept its index from: it starts from that index
+    /// while this tree's own index is unchanged since, and from a fresh copy otherwise.
+    pub fn snapshot_after(
+        &self,
+        job: &JobKey,
+        label: &str,
+        kept: &KeptIndex,
+    ) -> Result<Snapshot, GitError> {
+        if IndexStamp::of(&self.git_dir().join("index")) != kept.copied_from {
+            return self.snapshot(job, label);
+        }
+        self.record(job, label, kept.index.path())
+    }
+
+    /// `git add -A` into `index`, `write-tree`, and the commit under the job's `label`.
+    fn record(&self, job: &JobKey, label: &str, index: &Path) -> Result<Snapshot, GitError> {
         let name = job.snapshot_ref(label)?;
-        let index = TempIndex::copy_of(&self.git_dir().join("index"))?;
-        self.run()
-            .index(index.path())
-            .args(["add", "--all"])
-            .output()?;
-        let tree = self.run().index(index.path()).arg("write-tree").text()?;
+        self.run().index(index).args(["add", "--all"]).output()?;
+        let tree = self.run().index(index).arg("write-tree").text()?;
         let snapshot = self.commit_tree(tree, self.head()?, &name)?;
         self.set_ref(&name, &snapshot.commit)?;
         Ok(snapshot)

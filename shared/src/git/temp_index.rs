@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::error::GitError;
 
 /// A temporary index file, removed (with any lock git left beside it) when dropped.
+#[derive(Debug)]
 pub(crate) struct TempIndex {
     path: PathBuf,
 }
@@ -15,9 +16,10 @@ impl TempIndex {
     /// A path for a fresh index; git creates the file on first write.
     pub fn empty() -> Self {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
+        // Named by the server instance, whose guardian removes it if the server is killed.
         let name = format!(
-            "cli-agent-mcp-index-{}-{}",
-            std::process::id(),
+            "cam-index-{}-{}",
+            crate::process::instance(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         Self {

@@ -117,6 +117,42 @@ fn changes_equal_git_diff_between_the_snapshots() {
 }
 
 #[test]
+fn an_after_snapshot_from_the_kept_index_records_what_a_fresh_one_does() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let repo = fixture.repo(&dir);
+    let key = job("job_k");
+    let (before, kept) = repo.snapshot_keeping_index(&key, "before").unwrap();
+    edit_everything(&dir);
+
+    let after = repo.snapshot_after(&key, "after", &kept).unwrap();
+
+    assert_eq!(after.tree, repo.snapshot(&key, "fresh").unwrap().tree);
+    let changes = repo.changes(&before, &after).unwrap();
+    assert_eq!(
+        our_numstat(&changes),
+        git_numstat(&fixture, &dir, &before.commit, &after.commit)
+    );
+}
+
+#[test]
+fn a_file_force_added_to_the_users_index_during_the_run_is_measured() {
+    let fixture = Fixture::new();
+    let dir = fixture.sample();
+    let repo = fixture.repo(&dir);
+    let key = job("job_f");
+    let (before, kept) = repo.snapshot_keeping_index(&key, "before").unwrap();
+    fixture.sh(&dir, &["add", "--force", "debug.log"]);
+
+    let after = repo.snapshot_after(&key, "after", &kept).unwrap();
+
+    assert!(tree_files(&fixture, &dir, &after).contains(&"debug.log".to_owned()));
+    let changes = repo.changes(&before, &after).unwrap();
+    let paths: Vec<_> = changes.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["debug.log"]);
+}
+
+#[test]
 fn a_delegate_that_commits_is_still_measured_by_content() {
     let fixture = Fixture::new();
     let dir = fixture.sample();
