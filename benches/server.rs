@@ -47,7 +47,8 @@
 //!    checkout; a reference row with `checkout.workers=0`, the parallel checkout the server's
 //!    worktrees use, shows where their speed comes from); `workspace-write` calls of a
 //!    stand-in that edits one file, with `isolation: "none"` in the repository and outside
-//!    git: the difference is what the snapshots and changes cost a run (x git status); and
+//!    git: the difference is what the before and after snapshots and the changes cost a run
+//!    (x two `git status`, one for each look at the tree); and
 //!    with `isolation: "worktree"`: its difference to the call outside git is the isolated
 //!    set-up and settling (x the anchor). Each run is a background job, timed from the call
 //!    to the `job_wait` answer; each job's worktree is discarded after, untimed.
@@ -817,10 +818,11 @@ fn print_isolation(files: usize, made: Duration, times: IsolationTimes) {
     isolation_row("call, none, outside git", outside, None);
     isolation_row("call, none, in the repository", in_place, None);
     let tracking = in_place.saturating_sub(outside);
+    // A run in place scans its tree twice, just before and just after: two `git status`.
     isolation_row(
-        "  snapshots + changes per run (x a, goal 1.5)",
+        "  snapshots + changes per run (x 2a, goal 1.5)",
         tracking,
-        Some(status),
+        Some(status * 2),
     );
     isolation_row("call, worktree, in the repository", isolated, None);
     let set_up = isolated.saturating_sub(outside);

@@ -1,14 +1,15 @@
 //! The git side of isolation and review, on a synthetic repository, next to the anchors git
-//! itself gives: `cargo bench -p cli-agent-engine --bench git [-- FILES [BYTES]]`.
+//! itself gives: `cargo bench -p cli-agent-engine --bench git [-- [snapshots|worktrees] [FILES [BYTES]]]`
+//! (both sections unless one is named).
 //!
 //! The repository has FILES files (default 50000) of BYTES bytes each (default 4096, so about
 //! 200 MB), committed, then 20 files edited and 20 untracked files added. Printed, as the
 //! median of 5 runs each, every run timed after a `sync` (so none pays for the dirty pages
 //! of the one before):
-//! 1. `git status` (the anchor); one snapshot; a run's measurement (one more file edited, the
-//!    after snapshot, and the changes since the before snapshot); with their ratios to
-//!    `git status`.
-//! 2. `git status` + `git worktree add` (the anchor: git's default, serial checkout) next to
+//! 1. (`snapshots`) `git status` (the anchor); a run's before snapshot; its measurement (one more file
+//!    edited, the after snapshot from the before snapshot's index, and the changes); with their
+//!    ratios to `git status`, all three taking turns run by run.
+//! 2. (`worktrees`) `git status` + `git worktree add` (the anchor: git's default, serial checkout) next to
 //!    `Repo::create_worktree` from the working state, taking turns run by run (anchor, ours,
 //!    anchor, ...) so a drifting disk slows both alike; each worktree removed before the
 //!    next. A reference row times the anchor with `-c checkout.workers=0`, git's own
@@ -30,9 +31,14 @@ const RUNS: usize = 5;
 fn main() {
     // `cargo test --all-targets` runs this without `--bench`: a small repository, as a smoke test.
     let measuring = std::env::args().any(|arg| arg == "--bench");
+    let sections: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| arg == "snapshots" || arg == "worktrees")
+        .collect();
+    let wanted = |section: &str| sections.is_empty() || sections.iter().any(|s| s == section);
     let mut args = std::env::args()
         .skip(1)
-        .filter(|arg| !arg.starts_with("--"));
+        .filter(|arg| !arg.starts_with("--") && arg != "snapshots" && arg != "worktrees");
     let default_files = if measuring { 50_000 } else { 300 };
     let files = args
         .next()
@@ -57,26 +63,37 @@ fn main() {
             git.env(key, value)
         });
     let repo = Repo::discover_with(git, synthetic.dir()).unwrap().unwrap();
-    measure_snapshots(&synthetic, &repo);
-    measure_worktrees(&synthetic, &repo);
+    if wanted("snapshots") {
+        measure_snapshots(&synthetic, &repo);
+    }
+    if wanted("worktrees") {
+        measure_worktrees(&synthetic, &repo);
+    }
 }
 
+/// Taking turns run by run, as a run in place does: `git status`, the before snapshot
+/// (keeping its index), one file edited, then the after snapshot from that index and the changes.
 fn measure_snapshots(synthetic: &SyntheticRepo, repo: &Repo) {
-    let status = runs(|_| timed(|| synthetic.git(&["status", "--porcelain"])));
     let key = JobKey::new("job_bench").unwrap();
-    let snapshot = runs(|_| timed(|| drop(repo.snapshot(&key, "before").unwrap())));
-    let before = repo.snapshot(&key, "before").unwrap();
-    let measure = runs(|run| {
+    let (mut status, mut before, mut after) = (vec![], vec![], vec![]);
+    for run in 0..RUNS {
+        status.push(timed(|| synthetic.git(&["status", "--porcelain"])));
+        let mut kept = None;
+        before.push(timed(|| {
+            kept = Some(repo.snapshot_keeping_index(&key, "before").unwrap())
+        }));
+        let (start, kept) = kept.unwrap();
         std::fs::write(synthetic.file_path(1), format!("run {run}\n")).unwrap();
-        timed(|| {
-            let after = repo.snapshot(&key, "after").unwrap();
-            assert_eq!(repo.changes(&before, &after).unwrap().files_changed, 1);
-        })
-    });
+        after.push(timed(|| {
+            let end = repo.snapshot_after(&key, "after", &kept).unwrap();
+            assert_eq!(repo.changes(&start, &end).unwrap().files_changed, 1);
+        }));
+    }
+    let status = median(status);
     println!("\n1. snapshot and changes             median of {RUNS}   x git status");
     row("git status", status, status);
-    row("snapshot", snapshot, status);
-    row("after snapshot + changes", measure, status);
+    row("before snapshot", median(before), status);
+    row("after snapshot + changes", median(after), status);
     repo.forget(&key).unwrap();
 }
 
@@ -114,11 +131,6 @@ fn create_worktree(synthetic: &SyntheticRepo, repo: &Repo, n: usize) -> Duration
         .unwrap();
     repo.forget(&key).unwrap();
     took
-}
-
-/// The median of [`RUNS`] timings of `run` (given the run's number).
-fn runs(run: impl FnMut(usize) -> Duration) -> Duration {
-    median((0..RUNS).map(run).collect())
 }
 
 fn row(name: &str, took: Duration, anchor: Duration) {
