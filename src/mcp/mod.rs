@@ -13,6 +13,7 @@ mod calls;
 pub mod changes;
 mod handler;
 mod lifecycle;
+pub mod logging;
 pub mod policy;
 mod progress;
 pub mod result;
