@@ -75,3 +75,40 @@ async fn a_warning_reaches_the_client_at_its_level_masked_and_not_below_it() {
         "stderr keeps everything"
     );
 }
+
+/// A 2026-07-28 request (no session) hears warnings only while it runs and only if its
+/// `_meta` names a `logLevel`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_request_hears_warnings_only_with_a_log_level_in_its_meta() {
+    let mut server = Server::builder().spawn();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": mcp::MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let mut asking = meta.clone();
+    asking["io.modelcontextprotocol/logLevel"] = json!("warning");
+    for (token, mut meta, hears) in [("quiet", meta, false), ("asking", asking, true)] {
+        meta["progressToken"] = json!(token);
+        let params = json!({"name": "gemini", "arguments": {"prompt": "stream=3"}, "_meta": meta});
+        let call = server.request("tools/call", params).await;
+        server
+            .wait_for("the call is running", |_| {
+                (!server.progress(token).is_empty()).then_some(())
+            })
+            .await;
+        server.send_raw(&malformed_notification()).await;
+        if hears {
+            server
+                .wait_for("the warning during the call", |messages| {
+                    log_messages(messages).into_iter().next()
+                })
+                .await;
+        }
+        server.result(call).await;
+    }
+    assert_eq!(
+        log_messages(&server.messages()).len(),
+        1,
+        "only the request that named a level heard it"
+    );
+}

@@ -166,7 +166,9 @@ pub fn listen_during(context: &RequestContext<RoleServer>) -> Option<RequestList
         return None;
     }
     let level = context.meta.log_level()?;
-    let key = format!("request {}", context.id);
+    // Not the JSON-RPC id: stateless clients each count from 1.
+    static REQUESTS: AtomicU64 = AtomicU64::new(0);
+    let key = format!("request {}", REQUESTS.fetch_add(1, Ordering::Relaxed));
     LISTENERS.listen(key.clone(), &context.peer, level);
     Some(RequestListening(key))
 }
