@@ -62,6 +62,18 @@ impl PageOf {
         }
     }
 
+    /// The report's text but for the answer: the error with its hint, changes, the summary.
+    fn text_besides_page(&self) -> Vec<String> {
+        match self {
+            Self::Job { .. } => Vec::new(),
+            Self::Report(report) => report
+                .error_text()
+                .into_iter()
+                .chain(report.text_besides_answer())
+                .collect(),
+        }
+    }
+
     fn status(&self) -> JobStatus {
         match self {
             Self::Job { status, .. } => *status,
@@ -98,13 +110,6 @@ pub(super) async fn result(
         true => first_page_report(jobs, &record, context.budget).await?,
         false => None,
     };
-    let text_besides = report.as_ref().map_or_else(Vec::new, |report| {
-        report
-            .error_text()
-            .into_iter()
-            .chain(report.text_besides_answer())
-            .collect()
-    });
     let of = match report {
         Some(report) => PageOf::Report(Box::new(report)),
         None => PageOf::Job {
@@ -121,13 +126,18 @@ pub(super) async fn result(
         next_offset,
         text,
     };
-    let footer = footer(&page, args.transcript);
-    let texts = [page.text.clone(), footer].into_iter().chain(text_besides);
-    // The page comes first whatever the job's end, so a reader that pages on content[0] gets
-    // the answer exactly; a failed job's page is still a successful read.
+    Ok(page_result(&page, args.transcript))
+}
+
+/// The page as a tool result. The page comes first whatever the job's end, so a reader that
+/// pages on content[0] gets the answer exactly; a failed job's page is still a successful read.
+fn page_result(page: &Page, transcript: bool) -> CallToolResult {
+    let texts = [page.text.clone(), footer(page, transcript)]
+        .into_iter()
+        .chain(page.of.text_besides_page());
     let mut result = CallToolResult::success(texts.map(ContentBlock::text).collect());
-    result.structured_content = serde_json::to_value(&page).ok();
-    Ok(result)
+    result.structured_content = serde_json::to_value(page).ok();
+    result
 }
 
 /// What `job_wait` reports of a finished job, without its answer (the page is the answer);
