@@ -1,6 +1,7 @@
 //! Logs go to stderr (stdout belongs to the answer or the MCP channel), optionally to a file.
 //! Every line has its API keys and tokens masked on the way out, whatever logged it (rmcp logs
-//! whole messages at debug, prompts and arguments included).
+//! whole messages at debug, prompts and arguments included). Warnings and errors also go to
+//! the connected MCP clients (see [`crate::mcp::logging`]).
 
 use std::fs::OpenOptions;
 use std::io::{self, IsTerminal, Write};
@@ -11,8 +12,11 @@ use tracing::Metadata;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::fmt::writer::MakeWriterExt;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::cli::LoggingArgs;
+use crate::mcp::logging::ClientLogLayer;
 
 pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
     let filter = args.log.as_deref().unwrap_or(default_level);
@@ -41,12 +45,16 @@ pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
             builder
                 .with_ansi(false)
                 .with_writer(Redacting(std::io::stderr.and(Mutex::new(file))))
+                .finish()
+                .with(ClientLogLayer)
                 .init();
         }
         // MCP clients keep a server's stderr in log files: colour only on a terminal.
         None => builder
             .with_ansi(std::io::stderr().is_terminal())
             .with_writer(Redacting(std::io::stderr))
+            .finish()
+            .with(ClientLogLayer)
             .init(),
     }
     Ok(())

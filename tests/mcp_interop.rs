@@ -3,7 +3,8 @@
 //! the 2026-07-28 lifecycle it negotiates in `auto` mode, on stdio and on Streamable HTTP (by
 //! URL, with a bearer token): a call with progress, a cancel by timeout, and a background job
 //! waited for and paged back. tests/interop/elicit.py has the SDK answer the server's
-//! questions (elicitation) about calls past its bounds.
+//! questions (elicitation) about calls past its bounds; tests/interop/logging_and_result.py
+//! has it hear the server's warnings and read a failed job's complete job_result.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -91,29 +92,56 @@ async fn the_python_sdk_is_asked_before_a_call_past_the_bounds_runs_on_stdio_and
         ));
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/elicit.py");
     for transport in ["stdio", "http"] {
-        let output = Command::new(&python)
-            .arg(&script)
-            .arg(mcp::binary())
-            .arg(mcp::fake_bin_dir())
-            .arg(transport)
-            .env("INTEROP_AGENTS", mcp::agents().join(","))
-            .kill_on_drop(true)
-            .output()
-            .await
-            .expect("run the Python client");
-        assert!(
-            output.status.success(),
-            "{transport}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-            output.status,
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stdout = run_script(&python, "elicit.py", transport).await;
         assert!(
             stdout.contains(&format!("ok (elicitation over {transport})")),
             "{stdout}"
         );
     }
+}
+
+/// The SDK sets its log level and hears a warning; a failed job's job_result is complete:
+/// tests/interop/logging_and_result.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_hears_warnings_at_its_level_and_job_result_of_a_failed_job_is_complete() {
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    for transport in ["stdio", "http"] {
+        let stdout = run_script(&python, "logging_and_result.py", transport).await;
+        assert!(
+            stdout.contains(&format!("ok (logging over {transport})")),
+            "{stdout}"
+        );
+    }
+}
+
+/// Run tests/interop/`script` over `transport`; its stdout, once it has succeeded.
+async fn run_script(python: &Path, script: &str, transport: &str) -> String {
+    let output = Command::new(python)
+        .arg(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/interop")
+                .join(script),
+        )
+        .arg(mcp::binary())
+        .arg(mcp::fake_bin_dir())
+        .arg(transport)
+        .env("INTEROP_AGENTS", mcp::agents().join(","))
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("run the Python client");
+    assert!(
+        output.status.success(),
+        "{script} over {transport}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }

@@ -50,8 +50,8 @@ async fn serves_its_own_name_and_version_at_every_initialize_version() {
         assert_eq!(init["serverInfo"]["version"], env!("CARGO_PKG_VERSION"));
         assert!(init["capabilities"]["tools"].is_object(), "{init}");
         assert!(
-            init["capabilities"].get("logging").is_none(),
-            "logs go to stderr, not MCP"
+            init["capabilities"]["logging"].is_object(),
+            "warnings also go to the client (tests/mcp_logging.rs): {init}"
         );
         server.ping().await;
         server.close_stdin();

@@ -9,17 +9,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+#[allow(deprecated)] // SetLevelRequestParams: see `set_level`
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
     GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, UpdateTaskParams,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
+use super::logging;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
 use super::result::{self, JobReport};
@@ -51,10 +53,12 @@ pub struct AgentServer {
 }
 
 impl ServerHandler for AgentServer {
+    #[allow(deprecated)] // the logging capability: see `set_level`
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tasks()
+            .enable_logging()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(
@@ -77,11 +81,25 @@ impl ServerHandler for AgentServer {
         })
     }
 
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        logging::session_started(&context.peer, &context.extensions);
+    }
+
+    #[allow(deprecated)] // MCP logging (SEP-2577 deprecates it; 2025-11-25 clients use it)
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        logging::set_level(request.level, &context)
+    }
+
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _listening = logging::listen_during(&context);
         if let Some(tool) = JobTool::named(&request.name) {
             let job_context = JobToolContext {
                 jobs: &self.jobs,

@@ -175,9 +175,7 @@ impl JobReport {
             return vec![self.handoff_text()];
         }
         let mut texts = Vec::with_capacity(3);
-        if let Some(error) = &self.error {
-            texts.push(self.error_text(error));
-        }
+        texts.extend(self.error_text());
         match &self.answer {
             Some(answer) => texts.push(answer.clone()),
             None if self.status == JobStatus::Completed => {
@@ -185,6 +183,14 @@ impl JobReport {
             }
             None => {}
         }
+        texts.extend(self.text_besides_answer());
+        texts
+    }
+
+    /// What a finished job says besides its error and answer: its changes, its check and the
+    /// summary line (job_result puts them after a page of the answer).
+    pub fn text_besides_answer(&self) -> Vec<String> {
+        let mut texts = Vec::with_capacity(3);
         if let Some(changes) = &self.changes {
             texts.push(changes.text());
         }
@@ -211,7 +217,9 @@ impl JobReport {
         )
     }
 
-    fn error_text(&self, error: &ErrorInfo) -> String {
+    /// The error with its hint (and stderr's end for a crash), for a job that ended in one.
+    pub fn error_text(&self) -> Option<String> {
+        let error = self.error.as_ref()?;
         let mut text = format!("{} {}: {}", self.agent, self.status, error.message);
         if let Some(hint) = &error.hint {
             text.push_str(&format!("\nhint: {hint}"));
@@ -223,7 +231,7 @@ impl JobReport {
                 stderr.trim_end()
             ));
         }
-        text
+        Some(text)
     }
 
     fn summary(&self) -> String {

@@ -5,13 +5,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::job::{JobToolContext, JobToolError, parse_id};
-use crate::jobs::JobState;
-use crate::jobs::store::{JobId, JobStatus, TextPage, TreeSummary};
+use crate::jobs::store::{JobId, JobRecord, JobStatus, TextPage, TreeSummary};
+use crate::jobs::{JobState, Jobs};
 use crate::mcp::result::JobReport;
 
 pub(super) const DESCRIPTION: &str = "A job's whole answer, paged: offset and limit count characters, so the \
-    pages put together are the answer exactly. With transcript: true, its events as JSON \
-    lines instead, offset and limit counting events.";
+    pages put together are the answer exactly. The first page also carries what job_wait \
+    reports of the job: status, error and hint, session_id, usage, duration, changes. With \
+    transcript: true, its events as JSON lines instead, offset and limit counting events.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -31,8 +32,8 @@ pub struct ResultArgs {
 /// A page of a job's answer or transcript.
 #[derive(Debug, Serialize)]
 struct Page {
-    job_id: JobId,
-    status: JobStatus,
+    #[serde(flatten)]
+    of: PageOf,
     part: &'static str,
     offset: u64,
     total: u64,
@@ -42,6 +43,43 @@ struct Page {
     /// Where the job worked and what it changed: `job_diff` shows it.
     #[serde(skip_serializing_if = "Option::is_none")]
     tree: Option<TreeSummary>,
+}
+
+/// Whose page it is: the job's id and status, or on the first page of its answer what
+/// `job_wait` reports of it, but for the answer, which is the page.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum PageOf {
+    Job { job_id: JobId, status: JobStatus },
+    Report(Box<JobReport>),
+}
+
+impl PageOf {
+    fn id(&self) -> &JobId {
+        match self {
+            Self::Job { job_id, .. } => job_id,
+            Self::Report(report) => &report.job_id,
+        }
+    }
+
+    /// The report's text but for the answer: the error with its hint, changes, the summary.
+    fn text_besides_page(&self) -> Vec<String> {
+        match self {
+            Self::Job { .. } => Vec::new(),
+            Self::Report(report) => report
+                .error_text()
+                .into_iter()
+                .chain(report.text_besides_answer())
+                .collect(),
+        }
+    }
+
+    fn status(&self) -> JobStatus {
+        match self {
+            Self::Job { status, .. } => *status,
+            Self::Report(report) => report.status,
+        }
+    }
 }
 
 pub(super) async fn result(
@@ -68,9 +106,19 @@ pub(super) async fn result(
         total,
         next_offset,
     } = page;
+    let report = match args.offset == 0 && !args.transcript {
+        true => first_page_report(jobs, &record, context.budget).await?,
+        false => None,
+    };
+    let of = match report {
+        Some(report) => PageOf::Report(Box::new(report)),
+        None => PageOf::Job {
+            job_id: id,
+            status: record.status,
+        },
+    };
     let page = Page {
-        job_id: id,
-        status: record.status,
+        of,
         tree: record.tree,
         part,
         offset,
@@ -78,30 +126,57 @@ pub(super) async fn result(
         next_offset,
         text,
     };
-    let footer = footer(&page, args.transcript);
-    let mut result = CallToolResult::success(vec![
-        ContentBlock::text(page.text.clone()),
-        ContentBlock::text(footer),
-    ]);
-    result.structured_content = serde_json::to_value(&page).ok();
-    Ok(result)
+    Ok(page_result(&page, args.transcript))
+}
+
+/// The page as a tool result. The page comes first whatever the job's end, so a reader that
+/// pages on content[0] gets the answer exactly; a failed job's page is still a successful read.
+fn page_result(page: &Page, transcript: bool) -> CallToolResult {
+    let texts = [page.text.clone(), footer(page, transcript)]
+        .into_iter()
+        .chain(page.of.text_besides_page());
+    let mut result = CallToolResult::success(texts.map(ContentBlock::text).collect());
+    result.structured_content = serde_json::to_value(page).ok();
+    result
+}
+
+/// What `job_wait` reports of a finished job, without its answer (the page is the answer);
+/// `None` when no outcome was recorded (its server was killed outright).
+async fn first_page_report(
+    jobs: &Jobs,
+    record: &JobRecord,
+    budget: usize,
+) -> Result<Option<JobReport>, JobToolError> {
+    let live = jobs.live(&record.id).and_then(|job| match job.state() {
+        JobState::Finished(finished) => Some(finished),
+        JobState::Queued | JobState::Running => None,
+    });
+    let finished = match live {
+        Some(finished) => Some(finished),
+        None => jobs.stored_finished(record).await?,
+    };
+    Ok(finished.map(|finished| JobReport {
+        answer: None,
+        ..JobReport::finished(&record.id, &finished, budget)
+    }))
 }
 
 /// Where the page lies in the whole, and the call that gets the next one.
 fn footer(page: &Page, transcript: bool) -> String {
     let Page {
-        job_id: id,
+        of,
         part,
         offset,
         total,
         next_offset,
         ..
     } = page;
+    let id = of.id();
     let unit = if transcript { "events" } else { "characters" };
     let end = next_offset.unwrap_or(*total);
     let mut footer = format!(
         "[{part} of job {id} ({}): {unit} {offset} to {end} of {total}",
-        page.status.name()
+        of.status().name()
     );
     match next_offset {
         Some(next) => footer.push_str(&format!(

@@ -1,15 +1,19 @@
 //! Test-only tools with the fixed names and answers the MCP conformance suite calls
 //! (`tools-call-*` scenarios), offered only with the hidden `--conformance-fixtures` /
 //! `CAM_CONFORMANCE_FIXTURES=1`. They exercise the protocol (content kinds, tool errors,
-//! progress) through the same server, transport and limits as the agent tools.
+//! progress, logging) through the same server, transport and limits as the agent tools.
 
 use std::time::Duration;
 
 use rmcp::RoleServer;
+#[allow(deprecated)] // MCP logging: see crate::mcp::logging
 use rmcp::model::{
-    CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam, ResourceContents, Tool,
+    CallToolResult, ContentBlock, JsonObject, LoggingLevel, LoggingMessageNotificationParam,
+    ProgressNotificationParam, ResourceContents, Tool,
 };
 use rmcp::service::RequestContext;
+
+use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
@@ -26,10 +30,12 @@ pub enum Fixture {
     MixedContent,
     Error,
     Progress,
+    Logging,
+    RequestLogging,
 }
 
 impl Fixture {
-    const ALL: [Self; 7] = [
+    const ALL: [Self; 9] = [
         Self::SimpleText,
         Self::Image,
         Self::Audio,
@@ -37,6 +43,8 @@ impl Fixture {
         Self::MixedContent,
         Self::Error,
         Self::Progress,
+        Self::Logging,
+        Self::RequestLogging,
     ];
 
     pub fn named(name: &str) -> Option<Self> {
@@ -52,6 +60,8 @@ impl Fixture {
             Self::MixedContent => "test_multiple_content_types",
             Self::Error => "test_error_handling",
             Self::Progress => "test_tool_with_progress",
+            Self::Logging => "test_tool_with_logging",
+            Self::RequestLogging => "test_logging_tool",
         }
     }
 
@@ -64,6 +74,9 @@ impl Fixture {
             Self::MixedContent => "Conformance fixture: returns text, image and resource content",
             Self::Error => "Conformance fixture: always returns a tool error",
             Self::Progress => "Conformance fixture: reports progress 0, 50 and 100 of 100",
+            Self::Logging | Self::RequestLogging => {
+                "Conformance fixture: logs three info messages, if the client's level allows"
+            }
         }
     }
 
@@ -105,6 +118,7 @@ impl Fixture {
                 "This tool intentionally returns an error for testing",
             )]),
             Self::Progress => progress(context).await,
+            Self::Logging | Self::RequestLogging => logging(context).await,
         }
     }
 }
@@ -123,4 +137,26 @@ async fn progress(context: &RequestContext<RoleServer>) -> CallToolResult {
         tokio::time::sleep(PROGRESS_STEP).await;
     }
     CallToolResult::success(vec![ContentBlock::text("Progress test completed")])
+}
+
+/// Three info messages a step apart, sent only at the level the session set or the request
+/// named (a 2026-07-28 request that named none hears nothing).
+#[allow(deprecated)] // MCP logging: see crate::mcp::logging
+async fn logging(context: &RequestContext<RoleServer>) -> CallToolResult {
+    let level = LoggingLevel::Info;
+    let heard = client_logs::level_for(context).is_some_and(|at| client_logs::passes(level, at));
+    for message in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        if heard {
+            let param = LoggingMessageNotificationParam::new(level, message.into());
+            if let Err(error) = context.peer.notify_logging_message(param).await {
+                tracing::debug!(%error, "a conformance log message was not sent");
+            }
+        }
+        tokio::time::sleep(PROGRESS_STEP).await;
+    }
+    CallToolResult::success(vec![ContentBlock::text("Logging test completed")])
 }

@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
+#[allow(deprecated)] // SetLevelRequestParams: MCP logging, see crate::mcp::logging
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    ListToolsResult, PaginatedRequestParams, ServerConfig, UpdateTaskParams,
+    ListToolsResult, PaginatedRequestParams, ServerConfig, SetLevelRequestParams, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use super::conformance_fixtures::Fixture;
@@ -46,6 +47,19 @@ impl ServerHandler for Shared {
             return Ok(fixture.call(&context).await.into());
         }
         self.agents.call_tool(request, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.agents.on_initialized(context).await;
+    }
+
+    #[allow(deprecated)] // MCP logging: see crate::mcp::logging
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.agents.set_level(request, context).await
     }
 
     async fn get_task(
