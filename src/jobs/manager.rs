@@ -11,8 +11,8 @@ use std::time::Duration;
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
 };
-use tokio::sync::{Notify, broadcast};
 use tokio::sync::futures::Notified;
+use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;

@@ -15,9 +15,9 @@ use rmcp::model::{
     GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscribeRequestParams, UnsubscribeRequestParams, UpdateTaskParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams, UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
@@ -25,11 +25,11 @@ use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
-use super::result::{self, JobReport};
 use super::resources::{self, JobUri};
-use super::subscriptions::{Subscriptions, session_key};
-use super::{completion, prompts, tasks};
+use super::result::{self, JobReport};
+use super::subscriptions::{self, Subscriptions, session_key};
 use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
+use super::{completion, prompts, tasks};
 use crate::jobs::store::Origin;
 use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
@@ -194,6 +194,18 @@ impl ServerHandler for AgentServer {
     ) -> Result<(), ErrorData> {
         self.subscriptions
             .unsubscribe(&session_key(&context.extensions), &request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        subscriptions::listen(context, self.jobs.changes()).await;
         Ok(())
     }
 

@@ -71,12 +71,18 @@ impl PromptKind {
 
     fn description(self) -> &'static str {
         match self {
-            Self::SecondOpinion => "Another agent reviews the current change, read-only, and you \
-                 weigh what it finds.",
-            Self::Delegate => "Hand a task to an agent in an isolated worktree, then review its \
-                 changes and apply or discard them.",
-            Self::BestOf => "Run one task on several agents side by side, each isolated, then \
-                 compare their changes and keep the best.",
+            Self::SecondOpinion => {
+                "Another agent reviews the current change, read-only, and you \
+                 weigh what it finds."
+            }
+            Self::Delegate => {
+                "Hand a task to an agent in an isolated worktree, then review its \
+                 changes and apply or discard them."
+            }
+            Self::BestOf => {
+                "Run one task on several agents side by side, each isolated, then \
+                 compare their changes and keep the best."
+            }
         }
     }
 
@@ -104,7 +110,10 @@ impl PromptKind {
     /// Whether the argument `name` of this prompt names agents.
     pub fn names_agents(self, name: &str) -> bool {
         matches!(name, "agent" | "agents")
-            && self.arguments().iter().any(|argument| argument.name == name)
+            && self
+                .arguments()
+                .iter()
+                .any(|argument| argument.name == name)
     }
 }
 
@@ -121,7 +130,10 @@ pub fn get(
     let kind = PromptKind::named(name).ok_or_else(|| {
         let names: Vec<_> = PromptKind::ALL.map(PromptKind::name).to_vec();
         ErrorData::invalid_params(
-            format!("unknown prompt `{name}`: this server offers {}", names.join(", ")),
+            format!(
+                "unknown prompt `{name}`: this server offers {}",
+                names.join(", ")
+            ),
             None,
         )
     })?;
@@ -131,8 +143,10 @@ pub fn get(
         PromptKind::Delegate => delegate(&given, catalogue)?,
         PromptKind::BestOf => best_of(&given, catalogue)?,
     };
-    Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-        .with_description(kind.description()))
+    Ok(
+        GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+            .with_description(kind.description()),
+    )
 }
 
 /// The arguments given, blank ones dropped; a missing required one is an error naming it.

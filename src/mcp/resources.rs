@@ -55,14 +55,22 @@ impl Part {
 
     fn describe(self) -> &'static str {
         match self {
-            Self::Summary => "A job's status, answer (within the result budget), session id, \
-                 error, usage and changes: what job_wait returns, as JSON.",
-            Self::Answer => "A finished job's answer; a long one is cut at the result budget, \
-                 with the job_result call that reads the rest.",
-            Self::Transcript => "A job's events as JSON lines (the first 200; job_result with \
-                 transcript: true pages the rest).",
-            Self::Diff => "What a job changed, as a unified diff: only a job that ran in a git \
-                 workspace or an isolated worktree has one.",
+            Self::Summary => {
+                "A job's status, answer (within the result budget), session id, \
+                 error, usage and changes: what job_wait returns, as JSON."
+            }
+            Self::Answer => {
+                "A finished job's answer; a long one is cut at the result budget, \
+                 with the job_result call that reads the rest."
+            }
+            Self::Transcript => {
+                "A job's events as JSON lines (the first 200; job_result with \
+                 transcript: true pages the rest)."
+            }
+            Self::Diff => {
+                "What a job changed, as a unified diff: only a job that ran in a git \
+                 workspace or an isolated worktree has one."
+            }
         }
     }
 
@@ -190,7 +198,10 @@ fn listed(record: &JobRecord) -> Vec<Resource> {
     };
     let mut resources = vec![resource(Part::Summary, format!("job {}", record.id))];
     if record.answer_chars > 0 {
-        resources.push(resource(Part::Answer, format!("answer of job {}", record.id)));
+        resources.push(resource(
+            Part::Answer,
+            format!("answer of job {}", record.id),
+        ));
     }
     resources
 }
@@ -316,10 +327,7 @@ mod tests {
             "job://nope",
             "job://job_aaaaaaaaaaaaaaaa/other",
         ] {
-            assert!(matches!(
-                JobUri::parse(uri),
-                Err(ResourceError::NotOurs(_))
-            ));
+            assert!(matches!(JobUri::parse(uri), Err(ResourceError::NotOurs(_))));
         }
     }
 }

@@ -6,7 +6,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rmcp::model::{Extensions, ResourceUpdatedNotificationParam};
+use rmcp::model::{Extensions, ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
@@ -35,7 +36,12 @@ pub fn session_key(extensions: &Extensions) -> String {
 
 impl Subscriptions {
     /// Tell the session `key` of job changes until it goes.
-    pub fn open(self: &Arc<Self>, key: String, peer: Peer<RoleServer>, changes: Receiver<JobChange>) {
+    pub fn open(
+        self: &Arc<Self>,
+        key: String,
+        peer: Peer<RoleServer>,
+        changes: Receiver<JobChange>,
+    ) {
         self.lock().entry(key.clone()).or_default();
         tokio::spawn(self.clone().forward(key, peer, changes));
     }
@@ -105,10 +111,59 @@ async fn notify_updated(peer: &Peer<RoleServer>, uris: Vec<String>) -> bool {
     for uri in uris {
         if let Err(error) = peer
             .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
-            .await {
+            .await
+        {
             tracing::debug!(%error, "a session went before hearing of a job's change");
             return false;
         }
     }
     true
+}
+
+/// What a 2026-07-28 `subscriptions/listen` stream may carry of what it asked for: the list of
+/// jobs changing, and updates of job URIs.
+pub fn accepted_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    let job_uris = requested.resource_subscriptions.as_ref().map(|uris| {
+        uris.iter()
+            .filter(|uri| JobUri::parse(uri).is_ok())
+            .cloned()
+            .collect()
+    });
+    let mut accepted = SubscriptionFilter::new();
+    accepted.resources_list_changed = requested.resources_list_changed;
+    accepted.resource_subscriptions = job_uris;
+    accepted
+}
+
+/// Carry job changes on one `subscriptions/listen` stream until the client ends it.
+pub async fn listen(context: SubscriptionContext, mut changes: Receiver<JobChange>) {
+    let sink = context.sink();
+    let accepted = sink.accepted();
+    let wants_list = accepted.resources_list_changed == Some(true);
+    let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
+    loop {
+        let change = tokio::select! {
+            () = context.cancelled() => return,
+            change = changes.recv() => change,
+        };
+        let sent = match change {
+            Ok(JobChange::Added(_)) if wants_list => sink.notify_resource_list_changed().await,
+            Ok(JobChange::Updated(id)) => {
+                let mut sent = Ok(());
+                for uri in uris
+                    .iter()
+                    .filter(|uri| JobUri::parse(uri).is_ok_and(|job| job.id == id))
+                {
+                    sent = sent.and(sink.notify_resource_updated(uri.clone()).await);
+                }
+                sent
+            }
+            Ok(JobChange::Added(_)) | Err(RecvError::Lagged(_)) => Ok(()),
+            Err(RecvError::Closed) => return,
+        };
+        if let Err(error) = sent {
+            tracing::debug!(%error, "a listen stream went before hearing of a job's change");
+            return;
+        }
+    }
 }
