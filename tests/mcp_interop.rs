@@ -3,7 +3,8 @@
 //! the 2026-07-28 lifecycle it negotiates in `auto` mode, on stdio and on Streamable HTTP (by
 //! URL, with a bearer token): a call with progress, a cancel by timeout, and a background job
 //! waited for and paged back. tests/interop/elicit.py has the SDK answer the server's
-//! questions (elicitation) about calls past its bounds.
+//! questions (elicitation) about calls past its bounds; tests/interop/resources.py reads and
+//! subscribes to jobs as resources, gets a prompt and completes its arguments.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -115,5 +116,43 @@ async fn the_python_sdk_is_asked_before_a_call_past_the_bounds_runs_on_stdio_and
             stdout.contains(&format!("ok (elicitation over {transport})")),
             "{stdout}"
         );
+    }
+}
+
+/// The SDK reads jobs as resources and hears a subscribed job end (resources/subscribe after
+/// the handshake, subscriptions/listen at 2026-07-28), gets a prompt and completes arguments:
+/// tests/interop/resources.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_reads_and_subscribes_to_jobs_gets_prompts_and_completes_on_stdio_and_http()
+{
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/resources.py");
+    for mode in ["legacy", "auto"] {
+        for transport in ["stdio", "http"] {
+            let output = Command::new(&python)
+                .arg(&script)
+                .arg(mcp::binary())
+                .arg(mcp::fake_bin_dir())
+                .arg(mode)
+                .arg(transport)
+                .env("INTEROP_AGENTS", mcp::agents().join(","))
+                .kill_on_drop(true)
+                .output()
+                .await
+                .expect("run the Python client");
+            let stdout = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success()
+                    && stdout.contains(&format!("ok ({mode} over {transport})")),
+                "{mode} over {transport}: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
     }
 }
