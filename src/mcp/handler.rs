@@ -23,13 +23,15 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
+use super::completion;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
+use super::prompts;
 use super::resources::{self, JobUri};
 use super::result::{self, JobReport};
 use super::subscriptions::{self, Subscriptions, session_key};
+use super::tasks;
 use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
-use super::{completion, prompts, tasks};
 use crate::jobs::store::Origin;
 use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
