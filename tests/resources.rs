@@ -72,6 +72,9 @@ async fn a_finished_job_is_listed_and_each_of_its_documents_reads() {
     let (summary_uri, answer_uri) = (format!("job://{id}"), format!("job://{id}/answer"));
     assert!(uris.contains(&summary_uri.as_str()), "{listed:#}");
     assert!(uris.contains(&answer_uri.as_str()), "{listed:#}");
+    assert!(listed.get("nextCursor").is_none(), "one page: {listed:#}");
+    let bad = refused(&mut server, "resources/list", json!({"cursor": "nope"})).await;
+    assert_eq!(bad["code"], -32602, "{bad:#}");
 
     let templates = ask(&mut server, "resources/templates/list", json!({})).await;
     let templates: Vec<&str> = templates["resourceTemplates"]
