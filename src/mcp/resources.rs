@@ -64,8 +64,8 @@ impl Part {
                  with the job_result call that reads the rest."
             }
             Self::Transcript => {
-                "A job's events as JSON lines (the first 200; job_result with \
-                 transcript: true pages the rest)."
+                "A job's events as JSON lines (the first 200, within the result budget; \
+                 job_result with transcript: true pages the rest)."
             }
             Self::Diff => {
                 "What a job changed, as a unified diff: only a job that ran in a git \
@@ -223,7 +223,7 @@ async fn read_contents(
     let text = match job.part {
         Part::Summary => summary(jobs, &job.id, budget).await?,
         Part::Answer => answer(jobs, &job.id, budget).await?,
-        Part::Transcript => transcript(jobs, &job.id).await?,
+        Part::Transcript => transcript(jobs, &job.id, budget).await?,
         Part::Diff => diff(jobs, &job.id, budget).await?,
     };
     Ok(vec![
@@ -270,10 +270,28 @@ async fn answer(jobs: &Jobs, id: &JobId, budget: usize) -> Result<String, Resour
     }))
 }
 
-async fn transcript(jobs: &Jobs, id: &JobId) -> Result<String, ResourceError> {
+async fn transcript(jobs: &Jobs, id: &JobId, budget: usize) -> Result<String, ResourceError> {
     let (_, page) = jobs.page(id, true, 0, TRANSCRIPT_EVENTS).await?;
     // A note would break the JSON lines: the rest is named in the resource's description.
-    Ok(page.text)
+    Ok(whole_lines_within(page.text, budget))
+}
+
+/// The first lines of `text` that fit in `budget` characters (at least one), so every line
+/// kept is still whole JSON.
+fn whole_lines_within(text: String, budget: usize) -> String {
+    if text.chars().count() <= budget {
+        return text;
+    }
+    let mut kept = String::new();
+    let mut chars = 0;
+    for line in text.split_inclusive('\n') {
+        chars += line.chars().count();
+        if chars > budget && !kept.is_empty() {
+            break;
+        }
+        kept.push_str(line);
+    }
+    kept
 }
 
 async fn diff(jobs: &Jobs, id: &JobId, budget: usize) -> Result<String, ResourceError> {
@@ -318,6 +336,21 @@ mod tests {
             };
             assert_eq!(JobUri::parse(&uri.to_string()).unwrap(), uri);
         }
+    }
+
+    #[test]
+    fn a_transcript_over_the_budget_keeps_whole_lines() {
+        let text = "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n".to_owned();
+        assert_eq!(whole_lines_within(text.clone(), 100), text);
+        assert_eq!(
+            whole_lines_within(text.clone(), 17),
+            "{\"a\":1}\n{\"b\":2}\n"
+        );
+        assert_eq!(
+            whole_lines_within(text, 3),
+            "{\"a\":1}\n",
+            "one line at least"
+        );
     }
 
     #[test]
