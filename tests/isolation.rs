@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::TempDir;
-use mcp::{Server, all_text, is_error};
+use mcp::{Server, all_text, is_error, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -491,6 +491,29 @@ async fn base_head_starts_the_worktree_from_the_last_commit_alone() {
     assert!(!worktree.join("untracked.txt").exists());
     let paths: Vec<_> = reported(changes).into_iter().map(|c| c.path).collect();
     assert_eq!(paths, ["agent.txt"], "{}", all_text(&result));
+}
+
+#[tokio::test]
+async fn a_jobs_diff_reads_as_the_resource_job_id_diff() {
+    let repo = Repo::with_commit("iso-resource");
+    let script = repo.script("edit.sh", "printf 'agent\\n' > agent.txt\n");
+    let prompt = format!("edit-script={} answer=done", script.display());
+    let mut server = started(server_for(&repo)).await;
+    let result = codex(&mut server, &repo.path(), &prompt, json!({})).await;
+    let id = job_id(&result);
+    done(&result);
+    let shown = review(&mut server, "job_diff", &id).await;
+    let uri = format!("job://{id}/diff");
+    let request = server
+        .request("resources/read", json!({ "uri": &uri }))
+        .await;
+    let read = server.result(request).await;
+    let contents = &read["contents"][0];
+    assert_eq!(contents["uri"], uri.as_str(), "{read}");
+    assert_eq!(contents["mimeType"], "text/x-diff", "{read}");
+    let diff = contents["text"].as_str().expect("text");
+    assert!(diff.contains("agent.txt"), "{diff}");
+    assert_eq!(diff, texts(&shown)[0], "the resource is job_diff's page");
 }
 
 #[tokio::test]

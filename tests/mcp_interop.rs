@@ -4,7 +4,9 @@
 //! URL, with a bearer token): a call with progress, a cancel by timeout, and a background job
 //! waited for and paged back. tests/interop/elicit.py has the SDK answer the server's
 //! questions (elicitation) about calls past its bounds; tests/interop/logging_and_result.py
-//! has it hear the server's warnings and read a failed job's complete job_result.
+//! has it hear the server's warnings and read a failed job's complete job_result;
+//! tests/interop/resources.py reads and subscribes to jobs as resources, gets a prompt and
+//! completes its arguments.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -93,7 +95,7 @@ async fn the_python_sdk_is_asked_before_a_call_past_the_bounds_runs_on_stdio_and
         return;
     };
     for transport in ["stdio", "http"] {
-        let stdout = run_script(&python, "elicit.py", transport).await;
+        let stdout = run_script(&python, "elicit.py", &[transport]).await;
         assert!(
             stdout.contains(&format!("ok (elicitation over {transport})")),
             "{stdout}"
@@ -112,7 +114,7 @@ async fn the_python_sdk_hears_warnings_at_its_level_and_job_result_of_a_failed_j
         return;
     };
     for transport in ["stdio", "http"] {
-        let stdout = run_script(&python, "logging_and_result.py", transport).await;
+        let stdout = run_script(&python, "logging_and_result.py", &[transport]).await;
         assert!(
             stdout.contains(&format!("ok (logging over {transport})")),
             "{stdout}"
@@ -120,8 +122,32 @@ async fn the_python_sdk_hears_warnings_at_its_level_and_job_result_of_a_failed_j
     }
 }
 
-/// Run tests/interop/`script` over `transport`; its stdout, once it has succeeded.
-async fn run_script(python: &Path, script: &str, transport: &str) -> String {
+/// The SDK reads jobs as resources and hears a subscribed job end (resources/subscribe after
+/// the handshake, subscriptions/listen at 2026-07-28), gets a prompt and completes arguments:
+/// tests/interop/resources.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_reads_and_subscribes_to_jobs_gets_prompts_and_completes_on_stdio_and_http()
+{
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    for mode in ["legacy", "auto"] {
+        for transport in ["stdio", "http"] {
+            let stdout = run_script(&python, "resources.py", &[mode, transport]).await;
+            assert!(
+                stdout.contains(&format!("ok ({mode} over {transport})")),
+                "{stdout}"
+            );
+        }
+    }
+}
+
+/// Run tests/interop/`script` with `args` (its transport, after its mode if it takes one); its
+/// stdout, once it has succeeded.
+async fn run_script(python: &Path, script: &str, args: &[&str]) -> String {
     let output = Command::new(python)
         .arg(
             Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -130,7 +156,7 @@ async fn run_script(python: &Path, script: &str, transport: &str) -> String {
         )
         .arg(mcp::binary())
         .arg(mcp::fake_bin_dir())
-        .arg(transport)
+        .args(args)
         .env("INTEROP_AGENTS", mcp::agents().join(","))
         .kill_on_drop(true)
         .output()
@@ -138,7 +164,7 @@ async fn run_script(python: &Path, script: &str, transport: &str) -> String {
         .expect("run the Python client");
     assert!(
         output.status.success(),
-        "{script} over {transport}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        "{script} {args:?}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
         output.status,
         String::from_utf8_lossy(&output.stdout),
         String::from_utf8_lossy(&output.stderr)

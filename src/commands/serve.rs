@@ -123,6 +123,7 @@ async fn build(
         beyond_bounds: beyond_bounds(args),
         handoff_after: Duration::from_secs(args.handoff_secs),
         result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
+        subscriptions: Arc::default(),
     };
     Ok((server, Lifecycle::new(shutdown, runs, grace)))
 }

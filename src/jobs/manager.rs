@@ -11,12 +11,13 @@ use std::time::Duration;
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
 };
-use tokio::sync::Notify;
 use tokio::sync::futures::Notified;
+use tokio::sync::{Notify, broadcast};
 use tokio::task::JoinError;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use super::changes::{ChangeFeed, JobChange};
 use super::in_place::InPlaceRuns;
 use super::job::{Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
@@ -55,6 +56,8 @@ pub struct Jobs {
     live: Mutex<Live>,
     /// Woken whenever a job of this server ends.
     ended: Notify,
+    /// Every job added, started or ended, for the resource subscriptions.
+    changes: ChangeFeed,
     pub(super) in_place: InPlaceRuns,
 }
 
@@ -90,6 +93,7 @@ impl Jobs {
             shutdown,
             live: Mutex::default(),
             ended: Notify::new(),
+            changes: ChangeFeed::default(),
             in_place: InPlaceRuns::default(),
         })
     }
@@ -147,6 +151,7 @@ impl Jobs {
         })
         .await;
         self.lock().jobs.insert(job.id.clone(), job.clone());
+        self.changes.send(JobChange::Added(job.id.clone()));
         self.runs
             .spawn(self.clone().drive(job.clone(), prepared, options));
         job
@@ -160,6 +165,11 @@ impl Jobs {
     /// Resolves when a job of this server ends (enable it before looking at the jobs).
     pub fn ended(&self) -> Notified<'_> {
         self.ended.notified()
+    }
+
+    /// Hears of every job of this server added, started or ended from now on.
+    pub fn changes(&self) -> broadcast::Receiver<JobChange> {
+        self.changes.subscribe()
     }
 
     /// Stop every unfinished job of this server; returns how many there were.
@@ -221,6 +231,7 @@ impl Jobs {
         job.progress.set("started".to_owned());
         let id = job.id.clone();
         self.record(move |store| store.mark_running(&id)).await;
+        self.changes.send(JobChange::Updated(job.id.clone()));
         let in_place = match self.place(&job.id, &mut prepared).await {
             Ok(in_place) => in_place,
             Err(error) => return did_not_start(job.agent, &error),
@@ -308,6 +319,7 @@ impl Jobs {
         job.set_state(JobState::Finished(finished));
         self.keep_finished(&job.id);
         self.ended.notify_waiters();
+        self.changes.send(JobChange::Updated(job.id.clone()));
     }
 
     /// A finished job is in the store: it leaves memory, unless the store is unusable, when

@@ -1,6 +1,7 @@
 //! Jobs: every run a server starts, recorded in a durable store, admitted under caps, and
 //! kept while it lives so calls can wait for it, page its answer and stop it.
 
+mod changes;
 mod in_place;
 mod job;
 mod lookup;
@@ -11,6 +12,7 @@ mod scheduler;
 pub mod store;
 mod trees;
 
+pub use changes::JobChange;
 pub use job::{Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;

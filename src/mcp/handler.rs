@@ -11,20 +11,29 @@ use std::time::Duration;
 
 #[allow(deprecated)] // SetLevelRequestParams: see `set_level`
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
-    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestParams, CompleteResult, CreateTaskResult, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
+use super::completion;
 use super::logging;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
+use super::prompts;
+use super::resources::{self, JobUri};
 use super::result::{self, JobReport};
+use super::session::session_key;
+use super::subscriptions::{self, Subscriptions};
 use super::tasks;
 use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
 use crate::jobs::store::Origin;
@@ -50,6 +59,8 @@ pub struct AgentServer {
     pub handoff_after: Duration,
     /// The most characters of an answer a result carries.
     pub result_budget: usize,
+    /// Which job resources each session subscribed to.
+    pub subscriptions: Arc<Subscriptions>,
 }
 
 impl ServerHandler for AgentServer {
@@ -57,6 +68,11 @@ impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_prompts()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_completions()
             .enable_tasks()
             .enable_logging()
             .build();
@@ -66,6 +82,13 @@ impl ServerHandler for AgentServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        logging::session_started(&context.peer, &context.extensions);
+        let key = session_key(&context.extensions);
+        self.subscriptions
+            .open(key, context.peer, self.jobs.changes());
     }
 
     async fn list_tools(
@@ -79,10 +102,6 @@ impl ServerHandler for AgentServer {
             tools,
             ..ListToolsResult::default()
         })
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        logging::session_started(&context.peer, &context.extensions);
     }
 
     #[allow(deprecated)] // MCP logging (SEP-2577 deprecates it; 2025-11-25 clients use it)
@@ -140,6 +159,101 @@ impl ServerHandler for AgentServer {
             return Ok(self.start_task(call).await);
         }
         Ok(self.call(call, context).await.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.as_ref().and_then(|page| page.cursor.as_deref());
+        resources::list(&self.jobs, cursor).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult {
+            resource_templates: resources::templates(),
+            ..ListResourceTemplatesResult::default()
+        })
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let read = resources::read(&self.jobs, &request.uri, self.result_budget).await?;
+        Ok(read.into())
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let uri = &request.uri;
+        let job = JobUri::parse(uri).map_err(|error| error.into_error(uri))?;
+        self.jobs
+            .record_of(&job.id)
+            .await
+            .map_err(|error| resources::ResourceError::from(error).into_error(uri))?;
+        self.subscriptions
+            .subscribe(&session_key(&context.extensions), uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions
+            .unsubscribe(&session_key(&context.extensions), &request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(subscriptions::accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        subscriptions::listen(context, self.jobs.changes()).await;
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        Ok(ListPromptsResult {
+            prompts: prompts::list(),
+            ..ListPromptsResult::default()
+        })
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let prompt = prompts::get(&request.name, request.arguments.as_ref(), &self.catalogue)?;
+        Ok(prompt.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        completion::complete(&request, &self.catalogue, &self.jobs).await
     }
 
     async fn get_task(

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 
-use axum::http::request::Parts;
 use cli_agent_engine::redact::redact;
 use rmcp::RoleServer;
 use rmcp::model::{Extensions, LoggingLevel, LoggingMessageNotificationParam};
@@ -24,6 +23,8 @@ use tokio::sync::mpsc;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::{Context, Layer};
+
+use super::session::session_key;
 
 /// A session's level until it sets one: warnings are what a person should hear about (a run
 /// that lost its sandbox, a store that can't be written, a config key ignored) and are rare.
@@ -196,15 +197,6 @@ pub fn level_for(context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
 /// Whether `level` passes a client's `threshold`.
 pub fn passes(level: LoggingLevel, threshold: LoggingLevel) -> bool {
     rank(level) >= rank(threshold)
-}
-
-/// The HTTP session's id, or one key for the one stdio session.
-fn session_key(extensions: &Extensions) -> String {
-    extensions
-        .get::<Parts>()
-        .and_then(|parts| parts.headers.get("mcp-session-id"))
-        .and_then(|id| id.to_str().ok())
-        .map_or_else(|| "stdio".to_owned(), |id| format!("session {id}"))
 }
 
 const LEVELS: [LoggingLevel; 8] = [

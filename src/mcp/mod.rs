@@ -3,22 +3,29 @@
 //!
 //! `tools` turns a call's arguments into a run request (one file per tool), the jobs run it,
 //! `result` turns the outcome into a tool result and `progress` reports events on the way;
-//! `tasks` answers the tasks extension; `logging` sends the server's warnings to the
-//! clients (MCP logging). `policy` bounds what a call may ask for; `ask` asks the
-//! person to lift a bound for one call. `calls`, `signals` and `lifecycle` decide which runs
-//! stop, why and by when. Called by `commands::serve`, which builds the handler, and by the
-//! transports, which carry it; it calls only `jobs` and the engine below it.
+//! `tasks` answers the tasks extension; `resources` (with `subscriptions`), `prompts` and
+//! `completion` offer the jobs as documents and common work as slash commands; `logging`
+//! sends the server's warnings to the clients (MCP logging). `policy` bounds what a call may
+//! ask for; `ask` asks the person to lift a bound for one call. `calls`, `signals` and
+//! `lifecycle` decide which runs stop, why and by when. Called by `commands::serve`, which
+//! builds the handler, and by the transports, which carry it; it calls only `jobs` and the
+//! engine below it.
 
 mod ask;
 mod calls;
 pub mod changes;
+mod completion;
 mod handler;
 mod lifecycle;
 pub mod logging;
 pub mod policy;
 mod progress;
+mod prompts;
+mod resources;
 pub mod result;
+mod session;
 mod signals;
+mod subscriptions;
 mod tasks;
 pub mod tools;
 

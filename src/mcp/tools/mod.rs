@@ -113,6 +113,11 @@ impl Catalogue {
         let names: Vec<_> = self.tools.iter().map(|(agent, _)| agent.name()).collect();
         names.join(", ")
     }
+
+    /// The agents offered, by their tools' names.
+    pub fn agent_names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|(_, tool)| tool.name.as_ref())
+    }
 }
 
 /// The names of the job tools, which no agent may take.

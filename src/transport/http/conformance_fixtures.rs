@@ -16,7 +16,7 @@ use rmcp::service::RequestContext;
 use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
-const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8/5+hHgAHggJ/PchI7wAAAABJRU5ErkJggg==";
 const WAV: &str = "UklGRiQAAABXQVZFZm10IBAAAAABAAEARKwAAIhYAQACABAAZGF0YQAAAAA=";
 /// The suite checks that progress arrives in steps, not that they take long.
 const PROGRESS_STEP: Duration = Duration::from_millis(50);

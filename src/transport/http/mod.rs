@@ -18,6 +18,7 @@
 //! closed and exit 0, all within the engine's grace plus 1.8 s.
 
 mod auth;
+mod conformance_documents;
 mod conformance_fixtures;
 mod guard;
 mod limits;

@@ -1,17 +1,22 @@
 //! The handler rmcp's HTTP service makes per session (2025-11-25) or per request
 //! (2026-07-28): a handle on the one server, so every session shares its engine, jobs and
-//! limits. With the conformance fixtures on, it also offers those.
+//! limits. With the conformance fixtures on, it also offers those: tools, resources, prompts.
 
 use std::sync::Arc;
 
 #[allow(deprecated)] // SetLevelRequestParams: MCP logging, see crate::mcp::logging
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CancelTaskParams, GetTaskParams, GetTaskResult,
-    ListToolsResult, PaginatedRequestParams, ServerConfig, SetLevelRequestParams, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use super::conformance_documents as documents;
 use super::conformance_fixtures::Fixture;
 use crate::mcp::AgentServer;
 
@@ -60,6 +65,110 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         self.agents.set_level(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
+        let mut listed = self.agents.list_resources(request, context).await?;
+        if self.fixtures && first_page {
+            listed.resources.extend(documents::resources());
+        }
+        Ok(listed)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut listed = self
+            .agents
+            .list_resource_templates(request, context)
+            .await?;
+        if self.fixtures {
+            listed.resource_templates.extend(documents::templates());
+        }
+        Ok(listed)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if let Some(read) = documents::read(&request.uri).filter(|_| self.fixtures) {
+            return Ok(read.into());
+        }
+        self.agents.read_resource(request, context).await
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.fixtures && request.uri == documents::WATCHED {
+            return Ok(());
+        }
+        // Legacy in 2026-07-28, but what 2025-11-25 clients subscribe with.
+        #[allow(deprecated)]
+        self.agents.subscribe(request, context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        #[allow(deprecated)]
+        self.agents.unsubscribe(request, context).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.agents.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.agents.listen(context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let mut listed = self.agents.list_prompts(request, context).await?;
+        if self.fixtures {
+            listed.prompts.extend(documents::prompts());
+        }
+        Ok(listed)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let fixture = documents::get_prompt(&request.name, request.arguments.as_ref());
+        if let Some(prompt) = fixture.filter(|_| self.fixtures) {
+            return Ok(prompt.into());
+        }
+        self.agents.get_prompt(request, context).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.agents.complete(request, context).await
     }
 
     async fn get_task(
