@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::check::run_command;
-use crate::cli::UsageFile;
+use crate::cli::{SchemaFlag, UsageFile};
 use crate::command;
 use crate::config::EngineConfig;
 use crate::environment::CliEnv;
@@ -22,7 +22,8 @@ use crate::git::JobKey;
 use crate::git::worktree_metadata;
 use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::find_cli;
-use crate::outcome::{Outcome, Status, Usage};
+use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, Usage};
+use crate::output_schema::SchemaFile;
 use crate::process::{self, RunMarker};
 use crate::request::{Permission, RunRequest};
 use crate::sandbox::{self, Confinement, KernelSupport, SandboxError, WritePlan};
@@ -45,6 +46,8 @@ pub struct Prepared {
     usage_file: Option<(UsageFile, PathBuf)>,
     /// The run's tree, once [`Engine::place`] has measured or isolated it.
     placed: Option<(JobKey, Tracking)>,
+    /// The output schema's file, for a CLI that reads it from one; removed when dropped.
+    _schema_file: Option<SchemaFile>,
 }
 
 impl Prepared {
@@ -117,7 +120,7 @@ impl Engine {
         let mut command = self.command_line(&request, &program, confined)?;
         let usage_file = match request.agent.cli().usage_file() {
             Some(file) => {
-                let path = usage_path().map_err(|source| SetupError::UsageFile {
+                let path = run_file_path("usage", "usage.json").map_err(|source| SetupError::UsageFile {
                     dir: std::env::temp_dir(),
                     source,
                 })?;
@@ -126,6 +129,7 @@ impl Engine {
             }
             None => None,
         };
+        let schema_file = hand_over_schema(&request, &mut command)?;
         Ok(Prepared {
             request,
             program,
@@ -133,6 +137,7 @@ impl Engine {
             earlier,
             usage_file,
             placed: None,
+            _schema_file: schema_file,
         })
     }
 
@@ -193,7 +198,12 @@ impl Engine {
         };
         let limits = self.limits(&request);
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
-        let prompt = std::mem::take(&mut request.prompt);
+        let mut prompt = std::mem::take(&mut request.prompt);
+        if let Some(schema) = &request.output_schema
+            && request.agent.cli().schema_flag().is_none()
+        {
+            prompt.push_str(&schema.prompt_instruction());
+        }
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
             supervise(spawned, marker, agent, prompt, limits, token, observer).await;
@@ -202,6 +212,7 @@ impl Engine {
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
+        check_output(&request, &mut outcome);
         outcome.warnings.extend(setup);
         self.after_agent(
             &request,
@@ -532,16 +543,66 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
     }
 }
 
-/// A fresh path for one run's usage file, in a directory of its own (which the sandbox lets
-/// the CLI write) made in the temp dir.
-fn usage_path() -> std::io::Result<PathBuf> {
+/// Gives the CLI the request's output schema by its own flag, where it has one; a schema
+/// read from a file is written to one, which goes when the returned guard is dropped.
+fn hand_over_schema(
+    request: &RunRequest,
+    command: &mut command::CommandLine,
+) -> Result<Option<SchemaFile>, SetupError> {
+    let Some(schema) = &request.output_schema else {
+        return Ok(None);
+    };
+    match request.agent.cli().schema_flag() {
+        None => Ok(None),
+        Some(SchemaFlag::Inline(flag)) => {
+            command.insert_options(&[format!("{flag}={}", schema.schema())]);
+            Ok(None)
+        }
+        Some(SchemaFlag::File(flag)) => {
+            let file = run_file_path("schema", "schema.json")
+                .and_then(|path| SchemaFile::write(schema, path))
+                .map_err(|source| SetupError::SchemaFile {
+                    dir: std::env::temp_dir(),
+                    source,
+                })?;
+            command.insert_options(&[format!("{flag}={}", file.path().display())]);
+            Ok(Some(file))
+        }
+    }
+}
+
+/// A completed run asked for an output schema: its answer parsed into `output`, or the run
+/// failed naming why, the answer kept as it was.
+fn check_output(request: &RunRequest, outcome: &mut Outcome) {
+    let Some(schema) = &request.output_schema else {
+        return;
+    };
+    if outcome.status != Status::Completed {
+        return;
+    }
+    match schema.validate(&outcome.answer) {
+        Ok(value) => outcome.output = Some(value),
+        Err(error) => {
+            outcome.status = Status::Failed;
+            outcome.error = Some(ErrorInfo {
+                kind: ErrorKind::InvalidOutput,
+                message: error.to_string(),
+                hint: ErrorKind::InvalidOutput.hint(request.agent),
+            });
+        }
+    }
+}
+
+/// A fresh path for one of a run's files (`kind` names it), in a directory of its own (which
+/// the sandbox lets the CLI write) made in the temp dir.
+fn run_file_path(kind: &str, file: &str) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // Named by this process instance, so its guardian can remove it after a SIGKILL.
-    let dir = std::env::temp_dir().join(format!("cam-usage-{}-{n}", process::instance()));
+    let dir = std::env::temp_dir().join(format!("cam-{kind}-{}-{n}", process::instance()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir.join("usage.json"))
+    Ok(dir.join(file))
 }
 
 /// The usage the CLI wrote to `path`, unless its stdout reported some; the file goes.

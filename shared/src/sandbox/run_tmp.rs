@@ -4,8 +4,9 @@
 use std::path::{Path, PathBuf};
 
 /// Where the runs of one server instance keep files in the temp dir: a run's `TMPDIR`
-/// (`cam-run-<instance>-<n>`) and a usage file's directory (`cam-usage-<instance>-<n>`).
-const RUN_DIR_PREFIXES: [&str; 2] = ["cam-run-", "cam-usage-"];
+/// (`cam-run-<instance>-<n>`), a usage file's directory (`cam-usage-<instance>-<n>`) and an
+/// output schema file's (`cam-schema-<instance>-<n>`).
+const RUN_DIR_PREFIXES: [&str; 3] = ["cam-run-", "cam-usage-", "cam-schema-"];
 
 /// Removes the temp-dir directories of the runs of server `instance` (`<pid>.<hex>`): its
 /// guardian calls this once the server is gone, since a killed server removes nothing
