@@ -1,7 +1,8 @@
 //! `output_schema` over the built server with the fake CLI: the schema reaches codex by its
 //! flag and gemini in its prompt; a conforming answer comes back parsed as
 //! `structuredContent.output` (also from `job_wait`), a non-conforming one is an error naming
-//! why with the raw answer kept, and an invalid schema is refused before any CLI starts.
+//! why with the raw answer kept, and an invalid schema is refused before any CLI starts; the
+//! same through `cli-agent-mcp run --output-schema FILE`.
 
 mod common;
 mod mcp;
@@ -88,7 +89,10 @@ async fn a_non_conforming_answer_is_an_error_naming_why_with_the_raw_answer() {
     assert_eq!(report["error"]["kind"], "invalid_output");
     let message = report["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("at `/verdict`"), "{message}");
-    assert!(message.contains("\"score\" is a required property"), "{message}");
+    assert!(
+        message.contains("\"score\" is a required property"),
+        "{message}"
+    );
     assert_eq!(report["answer"], wrong);
     assert!(report.get("output").is_none(), "{result:#}");
     assert!(all_text(&result).contains(wrong), "{result:#}");
@@ -111,12 +115,12 @@ async fn an_invalid_schema_is_refused_before_any_cli_starts() {
     let mut server = unconfined_server(&home).await;
     let argv_out = home.path().join("argv.json");
     let prompt = format!("argv-out={}", argv_out.display());
-    for schema in [json!({"type": "no-such-type"}), json!({"minLength": "three"})] {
+    for schema in [
+        json!({"type": "no-such-type"}),
+        json!({"minLength": "three"}),
+    ] {
         let result = server
-            .call(
-                "claude",
-                json!({"prompt": prompt, "output_schema": schema}),
-            )
+            .call("claude", json!({"prompt": prompt, "output_schema": schema}))
             .await;
         assert!(is_error(&result), "{result:#}");
         let text = all_text(&result);
@@ -124,7 +128,10 @@ async fn an_invalid_schema_is_refused_before_any_cli_starts() {
         assert!(text.contains("Fix the schema"), "{text}");
     }
     let not_an_object = server
-        .call("claude", json!({"prompt": prompt, "output_schema": "object"}))
+        .call(
+            "claude",
+            json!({"prompt": prompt, "output_schema": "object"}),
+        )
         .await;
     assert!(is_error(&not_an_object), "{not_an_object:#}");
     assert!(!argv_out.exists(), "a CLI started");
@@ -155,4 +162,49 @@ async fn a_background_jobs_output_comes_back_from_job_wait() {
     let job = &structured(&waited)["jobs"][0];
     assert_eq!(job["status"], "completed", "{waited:#}");
     assert_eq!(job["output"], json!({"verdict": "bad", "score": 0}));
+}
+
+/// `cli-agent-mcp run --json --output-schema <schema> claude <prompt>` against the fake, in
+/// `dir`, its runs recorded there.
+fn run_with_schema_file(dir: &TempDir, schema: &Value, prompt: &str) -> std::process::Output {
+    let schema_file = dir.file("schema.json");
+    std::fs::write(&schema_file, schema.to_string()).expect("write the schema");
+    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin/claude");
+    common::cam_command()
+        .env("CAM_STATE_DIR", dir.file("state"))
+        .env("CAM_SANDBOX", "off")
+        .env("CAM_CLAUDE_BIN", fake)
+        .args(["run", "--json", "--workspace"])
+        .arg(dir.path())
+        .arg("--output-schema")
+        .arg(&schema_file)
+        .args(["claude", prompt])
+        .output()
+        .expect("run cli-agent-mcp run")
+}
+
+#[test]
+fn run_validates_the_answer_against_a_schema_file() {
+    let dir = TempDir::new("schema-run");
+    let out = run_with_schema_file(
+        &dir,
+        &verdict_schema(),
+        r#"answer={"verdict":"ok","score":2}"#,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("the outcome as JSON");
+    assert_eq!(outcome["output"], json!({"verdict": "ok", "score": 2}));
+
+    let out = run_with_schema_file(&dir, &verdict_schema(), r#"answer={"score":2}"#);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let outcome: Value = serde_json::from_slice(&out.stdout).expect("the outcome as JSON");
+    assert_eq!(outcome["error"]["kind"], "invalid_output", "{outcome}");
+
+    let argv_out = dir.file("argv.json");
+    let prompt = format!("argv-out={}", argv_out.display());
+    let out = run_with_schema_file(&dir, &json!({"type": 7}), &prompt);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a valid JSON Schema"), "{stderr}");
+    assert!(!argv_out.exists(), "a CLI started");
 }

@@ -56,7 +56,11 @@ fn requests_carrying_the_schema(mock: &MockModel, agent: Agent) -> Vec<Value> {
     mock.requests()
         .into_iter()
         .filter(|request| request["protocol"] == agent.name())
-        .filter(|request| request["body"].to_string().contains(r#""enum":["ok","bad"]"#))
+        .filter(|request| {
+            request["body"]
+                .to_string()
+                .contains(r#""enum":["ok","bad"]"#)
+        })
         .collect()
 }
 

@@ -120,9 +120,11 @@ impl Engine {
         let mut command = self.command_line(&request, &program, confined)?;
         let usage_file = match request.agent.cli().usage_file() {
             Some(file) => {
-                let path = run_file_path("usage", "usage.json").map_err(|source| SetupError::UsageFile {
-                    dir: std::env::temp_dir(),
-                    source,
+                let path = run_file_path("usage", "usage.json").map_err(|source| {
+                    SetupError::UsageFile {
+                        dir: std::env::temp_dir(),
+                        source,
+                    }
                 })?;
                 command.flag_value(file.flag, &path.to_string_lossy());
                 Some((file, path))

@@ -82,7 +82,12 @@ impl OutputSchema {
             .validator
             .iter_errors(&value)
             .take(ERRORS_NAMED)
-            .map(|error| format!("at `{}`: {error}", pointer(&error.instance_path().to_string())))
+            .map(|error| {
+                format!(
+                    "at `{}`: {error}",
+                    pointer(&error.instance_path().to_string())
+                )
+            })
             .collect();
         if errors.is_empty() {
             Ok(value)
@@ -188,7 +193,10 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("at `/tags/1`"), "{error}");
-        assert!(error.contains("at `/`: \"name\" is a required property"), "{error}");
+        assert!(
+            error.contains("at `/`: \"name\" is a required property"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -213,6 +221,9 @@ mod tests {
     fn the_prompt_instruction_carries_the_schema() {
         let instruction = person().prompt_instruction();
         assert!(instruction.contains("exactly one JSON value"));
-        assert!(instruction.contains(r#""required":["name"]"#), "{instruction}");
+        assert!(
+            instruction.contains(r#""required":["name"]"#),
+            "{instruction}"
+        );
     }
 }
