@@ -200,12 +200,7 @@ impl Engine {
         };
         let limits = self.limits(&request);
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
-        let mut prompt = std::mem::take(&mut request.prompt);
-        if let Some(schema) = &request.output_schema
-            && request.agent.cli().schema_flag().is_none()
-        {
-            prompt.push_str(&schema.prompt_instruction());
-        }
+        let prompt = take_prompt(&mut request);
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
             supervise(spawned, marker, agent, prompt, limits, token, observer).await;
@@ -214,7 +209,6 @@ impl Engine {
             .settle_usage(&mut transcript, usage_file, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
-        check_output(&request, &mut outcome);
         outcome.warnings.extend(setup);
         self.after_agent(
             &request,
@@ -366,7 +360,8 @@ impl Engine {
         })
     }
 
-    /// After the agent: the caller's check in the run's tree, then what the run changed.
+    /// After the agent: its answer checked against the output schema, the caller's check in
+    /// the run's tree, then what the run changed.
     async fn after_agent(
         &self,
         request: &RunRequest,
@@ -376,6 +371,7 @@ impl Engine {
         placed: Option<(JobKey, Tracking)>,
         cancel: &CancellationToken,
     ) {
+        check_output(request, outcome);
         let ended = matches!(outcome.status, Status::Completed | Status::Failed);
         if let (Some(check), true) = (&request.check, ended) {
             let limit = self.limits(request).total;
@@ -545,6 +541,18 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
     }
 }
 
+/// The prompt the CLI reads, taken out of the request: an output schema the CLI takes no flag
+/// for is spelled out at its end.
+fn take_prompt(request: &mut RunRequest) -> String {
+    let mut prompt = std::mem::take(&mut request.prompt);
+    if let Some(schema) = &request.output_schema
+        && request.agent.cli().schema_flag().is_none()
+    {
+        prompt.push_str(&schema.prompt_instruction());
+    }
+    prompt
+}
+
 /// Gives the CLI the request's output schema by its own flag, where it has one; a schema
 /// read from a file is written to one, which goes when the returned guard is dropped.
 fn hand_over_schema(
@@ -632,5 +640,49 @@ async fn read_usage_file(transcript: &mut Transcript, file: UsageFile, path: &Pa
         None => {
             tracing::warn!(file = %path.display(), "the CLI's usage file did not read as usage")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clis::{CLAUDE, CODEX, GEMINI};
+    use crate::output_schema::OutputSchema;
+
+    fn with_schema(agent: Agent) -> (RunRequest, command::CommandLine) {
+        let mut request = command::request(agent);
+        let schema = serde_json::json!({"type": "object", "required": ["a"]});
+        request.output_schema = Some(OutputSchema::new(schema).unwrap());
+        let cmd = agent.cli().command(&request, Path::new("cli")).unwrap();
+        (request, cmd)
+    }
+
+    #[test]
+    fn the_schema_goes_by_file_inline_or_in_the_prompt_as_the_cli_takes_it() {
+        let (request, mut cmd) = with_schema(CODEX);
+        let file = hand_over_schema(&request, &mut cmd)
+            .unwrap()
+            .expect("a file");
+        let flag = format!("--output-schema={}", file.path().display());
+        assert_eq!(
+            cmd.args[cmd.args.len() - 3..],
+            [flag, "--".into(), "-".into()]
+        );
+        let written = std::fs::read_to_string(file.path()).unwrap();
+        assert_eq!(written, r#"{"required":["a"],"type":"object"}"#);
+        let dir = file.path().parent().unwrap().to_owned();
+        drop(file);
+        assert!(!dir.exists(), "the schema's directory outlived the run");
+
+        let (request, mut cmd) = with_schema(CLAUDE);
+        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        let inline = r#"--json-schema={"required":["a"],"type":"object"}"#;
+        assert!(cmd.args.contains(&inline.to_owned()), "{:?}", cmd.args);
+
+        let (mut request, mut cmd) = with_schema(GEMINI);
+        let before = cmd.args.clone();
+        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        assert_eq!(cmd.args, before);
+        assert!(take_prompt(&mut request).contains("exactly one JSON value"));
     }
 }
