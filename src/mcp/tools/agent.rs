@@ -74,8 +74,8 @@ pub struct ToolArgs {
     /// workspace-write or above. Default: the repository's configured check, if any.
     pub check: Option<String>,
     /// A JSON Schema the final answer must follow. The parsed answer comes back as `output`;
-    /// an answer that is not conforming JSON is an error naming why, the answer kept. codex
-    /// and claude take it natively; other agents get it in their prompt.
+    /// an answer that is not conforming JSON is an error naming why, the answer kept. codex,
+    /// claude and qwen take it natively; other agents get it in their prompt.
     pub output_schema: Option<JsonObject>,
 }
 
