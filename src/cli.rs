@@ -228,6 +228,11 @@ pub struct RunArgs {
     /// and output tail are reported. Default: the repository's configured check.
     #[arg(long, value_name = "COMMAND")]
     pub check: Option<String>,
+    /// A file holding a JSON Schema the final answer must follow: the answer is validated
+    /// (with --json, the parsed answer is the outcome's `output`); one that does not conform
+    /// fails the run naming why.
+    #[arg(long, value_name = "FILE")]
+    pub output_schema: Option<PathBuf>,
     /// Print the whole outcome as one JSON object instead of the answer.
     #[arg(long)]
     pub json: bool,

@@ -70,6 +70,13 @@ pub trait Cli: Send + Sync + 'static {
         None
     }
 
+    /// The flag that hands it a JSON Schema for its final answer, where it takes one
+    /// natively. Without one the schema is spelled out in the prompt; the answer is validated
+    /// either way (see [`crate::output_schema`]).
+    fn schema_flag(&self) -> Option<SchemaFlag> {
+        None
+    }
+
     /// Whether it resumes a session only from the directory the session started in.
     fn resumes_only_from_origin(&self) -> bool {
         true
@@ -109,6 +116,15 @@ pub struct UsageFile {
     pub flag: &'static str,
     /// The usage the file's content reports, if it reads as one.
     pub read: fn(&str) -> Option<Usage>,
+}
+
+/// How a CLI takes a JSON Schema for its final answer (see [`Cli::schema_flag`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaFlag {
+    /// `<flag>=<the schema as JSON>`.
+    Inline(&'static str),
+    /// `<flag>=<path of a file holding the schema>`.
+    File(&'static str),
 }
 
 /// Why an agent's extra arguments cannot be used.

@@ -67,7 +67,7 @@ impl CommandLine {
     /// Add options before the end-of-options marker `--` if there is one: every value the
     /// engine puts on a command line is bound with `=`, so a bare `--` can only be that marker,
     /// and what follows it (a session id, the `-` that reads the prompt from stdin) stays last.
-    fn insert_options(&mut self, options: &[String]) {
+    pub(crate) fn insert_options(&mut self, options: &[String]) {
         let at = self
             .args
             .iter()

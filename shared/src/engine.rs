@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::check::run_command;
-use crate::cli::UsageFile;
+use crate::cli::{SchemaFlag, UsageFile};
 use crate::command;
 use crate::config::EngineConfig;
 use crate::environment::CliEnv;
@@ -22,7 +22,8 @@ use crate::git::JobKey;
 use crate::git::worktree_metadata;
 use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::find_cli;
-use crate::outcome::{Outcome, Status, Usage};
+use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, Usage};
+use crate::output_schema::SchemaFile;
 use crate::process::{self, RunMarker};
 use crate::request::{Permission, RunRequest};
 use crate::sandbox::{self, Confinement, KernelSupport, SandboxError, WritePlan};
@@ -45,6 +46,8 @@ pub struct Prepared {
     usage_file: Option<(UsageFile, PathBuf)>,
     /// The run's tree, once [`Engine::place`] has measured or isolated it.
     placed: Option<(JobKey, Tracking)>,
+    /// The output schema's file, for a CLI that reads it from one; removed when dropped.
+    _schema_file: Option<SchemaFile>,
 }
 
 impl Prepared {
@@ -117,15 +120,18 @@ impl Engine {
         let mut command = self.command_line(&request, &program, confined)?;
         let usage_file = match request.agent.cli().usage_file() {
             Some(file) => {
-                let path = usage_path().map_err(|source| SetupError::UsageFile {
-                    dir: std::env::temp_dir(),
-                    source,
+                let path = run_file_path("usage", "usage.json").map_err(|source| {
+                    SetupError::UsageFile {
+                        dir: std::env::temp_dir(),
+                        source,
+                    }
                 })?;
                 command.flag_value(file.flag, &path.to_string_lossy());
                 Some((file, path))
             }
             None => None,
         };
+        let schema_file = hand_over_schema(&request, &mut command)?;
         Ok(Prepared {
             request,
             program,
@@ -133,6 +139,7 @@ impl Engine {
             earlier,
             usage_file,
             placed: None,
+            _schema_file: schema_file,
         })
     }
 
@@ -193,7 +200,7 @@ impl Engine {
         };
         let limits = self.limits(&request);
         tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
-        let prompt = std::mem::take(&mut request.prompt);
+        let prompt = take_prompt(&mut request);
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
             supervise(spawned, marker, agent, prompt, limits, token, observer).await;
@@ -353,7 +360,8 @@ impl Engine {
         })
     }
 
-    /// After the agent: the caller's check in the run's tree, then what the run changed.
+    /// After the agent: its answer checked against the output schema, the caller's check in
+    /// the run's tree, then what the run changed.
     async fn after_agent(
         &self,
         request: &RunRequest,
@@ -363,6 +371,7 @@ impl Engine {
         placed: Option<(JobKey, Tracking)>,
         cancel: &CancellationToken,
     ) {
+        check_output(request, outcome);
         let ended = matches!(outcome.status, Status::Completed | Status::Failed);
         if let (Some(check), true) = (&request.check, ended) {
             let limit = self.limits(request).total;
@@ -532,16 +541,78 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
     }
 }
 
-/// A fresh path for one run's usage file, in a directory of its own (which the sandbox lets
-/// the CLI write) made in the temp dir.
-fn usage_path() -> std::io::Result<PathBuf> {
+/// The prompt the CLI reads, taken out of the request: an output schema the CLI takes no flag
+/// for is spelled out at its end.
+fn take_prompt(request: &mut RunRequest) -> String {
+    let mut prompt = std::mem::take(&mut request.prompt);
+    if let Some(schema) = &request.output_schema
+        && request.agent.cli().schema_flag().is_none()
+    {
+        prompt.push_str(&schema.prompt_instruction());
+    }
+    prompt
+}
+
+/// Gives the CLI the request's output schema by its own flag, where it has one; a schema
+/// read from a file is written to one, which goes when the returned guard is dropped.
+fn hand_over_schema(
+    request: &RunRequest,
+    command: &mut command::CommandLine,
+) -> Result<Option<SchemaFile>, SetupError> {
+    let Some(schema) = &request.output_schema else {
+        return Ok(None);
+    };
+    match request.agent.cli().schema_flag() {
+        None => Ok(None),
+        Some(SchemaFlag::Inline(flag)) => {
+            command.insert_options(&[format!("{flag}={}", schema.schema())]);
+            Ok(None)
+        }
+        Some(SchemaFlag::File(flag)) => {
+            let file = run_file_path("schema", "schema.json")
+                .and_then(|path| SchemaFile::write(schema, path))
+                .map_err(|source| SetupError::SchemaFile {
+                    dir: std::env::temp_dir(),
+                    source,
+                })?;
+            command.insert_options(&[format!("{flag}={}", file.path().display())]);
+            Ok(Some(file))
+        }
+    }
+}
+
+/// A completed run asked for an output schema: its answer parsed into `output`, or the run
+/// failed naming why, the answer kept as it was.
+fn check_output(request: &RunRequest, outcome: &mut Outcome) {
+    let Some(schema) = &request.output_schema else {
+        return;
+    };
+    if outcome.status != Status::Completed {
+        return;
+    }
+    match schema.validate(&outcome.answer) {
+        Ok(value) => outcome.output = Some(value),
+        Err(error) => {
+            outcome.status = Status::Failed;
+            outcome.error = Some(ErrorInfo {
+                kind: ErrorKind::InvalidOutput,
+                message: error.to_string(),
+                hint: ErrorKind::InvalidOutput.hint(request.agent),
+            });
+        }
+    }
+}
+
+/// A fresh path for one of a run's files (`kind` names it), in a directory of its own (which
+/// the sandbox lets the CLI write) made in the temp dir.
+fn run_file_path(kind: &str, file: &str) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::DirBuilderExt;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // Named by this process instance, so its guardian can remove it after a SIGKILL.
-    let dir = std::env::temp_dir().join(format!("cam-usage-{}-{n}", process::instance()));
+    let dir = std::env::temp_dir().join(format!("cam-{kind}-{}-{n}", process::instance()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
-    Ok(dir.join("usage.json"))
+    Ok(dir.join(file))
 }
 
 /// The usage the CLI wrote to `path`, unless its stdout reported some; the file goes.
@@ -569,5 +640,49 @@ async fn read_usage_file(transcript: &mut Transcript, file: UsageFile, path: &Pa
         None => {
             tracing::warn!(file = %path.display(), "the CLI's usage file did not read as usage")
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clis::{CLAUDE, CODEX, GEMINI};
+    use crate::output_schema::OutputSchema;
+
+    fn with_schema(agent: Agent) -> (RunRequest, command::CommandLine) {
+        let mut request = command::request(agent);
+        let schema = serde_json::json!({"type": "object", "required": ["a"]});
+        request.output_schema = Some(OutputSchema::new(schema).unwrap());
+        let cmd = agent.cli().command(&request, Path::new("cli")).unwrap();
+        (request, cmd)
+    }
+
+    #[test]
+    fn the_schema_goes_by_file_inline_or_in_the_prompt_as_the_cli_takes_it() {
+        let (request, mut cmd) = with_schema(CODEX);
+        let file = hand_over_schema(&request, &mut cmd)
+            .unwrap()
+            .expect("a file");
+        let flag = format!("--output-schema={}", file.path().display());
+        assert_eq!(
+            cmd.args[cmd.args.len() - 3..],
+            [flag, "--".into(), "-".into()]
+        );
+        let written = std::fs::read_to_string(file.path()).unwrap();
+        assert_eq!(written, r#"{"required":["a"],"type":"object"}"#);
+        let dir = file.path().parent().unwrap().to_owned();
+        drop(file);
+        assert!(!dir.exists(), "the schema's directory outlived the run");
+
+        let (request, mut cmd) = with_schema(CLAUDE);
+        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        let inline = r#"--json-schema={"required":["a"],"type":"object"}"#;
+        assert!(cmd.args.contains(&inline.to_owned()), "{:?}", cmd.args);
+
+        let (mut request, mut cmd) = with_schema(GEMINI);
+        let before = cmd.args.clone();
+        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        assert_eq!(cmd.args, before);
+        assert!(take_prompt(&mut request).contains("exactly one JSON value"));
     }
 }

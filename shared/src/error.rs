@@ -77,4 +77,14 @@ pub enum SetupError {
         dir: PathBuf,
         source: std::io::Error,
     },
+
+    #[error(
+        "could not write the output schema's file in {}: {source}; check that the temp dir \
+         (TMPDIR) is writable",
+        .dir.display()
+    )]
+    SchemaFile {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
 }

@@ -40,6 +40,10 @@ pub struct Outcome {
     /// The caller's check command, run in the run's tree after the agent ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check: Option<CommandOutcome>,
+    /// The answer parsed as JSON, when the run was asked for an `output_schema` and the
+    /// answer conforms to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -94,6 +98,7 @@ impl Outcome {
             error: Some(error),
             tree: None,
             check: None,
+            output: None,
         }
     }
 
@@ -173,6 +178,8 @@ pub enum ErrorKind {
     Cancelled,
     TotalTimeout,
     IdleTimeout,
+    /// The answer is not JSON that conforms to the run's `output_schema`.
+    InvalidOutput,
 }
 
 impl ErrorKind {
@@ -202,6 +209,9 @@ impl ErrorKind {
             Self::TotalTimeout => "raise the timeout (timeout_secs, --timeout-secs or CAM_TIMEOUT_SECS) or split the task".to_owned(),
             Self::IdleTimeout => format!(
                 "{agent} produced no event for the idle limit: it may be stuck retrying or waiting on a prompt no one can answer; raise --idle-timeout-secs (CAM_IDLE_TIMEOUT_SECS) for long silent tools"
+            ),
+            Self::InvalidOutput => format!(
+                "the answer did not follow output_schema: resume the session (session_id) asking {agent} to answer again with JSON that conforms, or make the schema or the prompt clearer"
             ),
         };
         Some(hint)

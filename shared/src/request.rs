@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use crate::agent::Agent;
 use crate::git::Base;
 use crate::isolation::Isolation;
+use crate::output_schema::OutputSchema;
 use serde::{Deserialize, Serialize};
 
 /// How much the agent may do to the machine. Each level maps to the CLI's own mechanism;
@@ -82,6 +83,8 @@ pub struct RunRequest {
     pub setup: Option<String>,
     /// Run in the run's tree after the agent ends (tests, lint): its result is in the outcome.
     pub check: Option<String>,
+    /// A JSON Schema the final answer must follow; the parsed answer is the outcome's `output`.
+    pub output_schema: Option<OutputSchema>,
 }
 
 impl RunRequest {
@@ -99,6 +102,7 @@ impl RunRequest {
             base: Base::WorkingState,
             setup: None,
             check: None,
+            output_schema: None,
         }
     }
 }

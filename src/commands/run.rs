@@ -8,8 +8,8 @@ use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::process::become_subreaper;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, Prepared, RunRequest,
-    Status,
+    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, OutputSchema, Prepared,
+    RunRequest, Status,
 };
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -130,7 +130,19 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
         .unwrap_or_default();
     request.base = args.base;
     request.check = args.check.clone();
+    request.output_schema = args.output_schema.as_deref().map(read_schema).transpose()?;
     Ok(request)
+}
+
+/// The `--output-schema` file's schema, checked.
+fn read_schema(path: &std::path::Path) -> Result<OutputSchema, String> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|error| format!("cannot read the output schema {shown}: {error}"))?;
+    let schema = serde_json::from_str(&text).map_err(|error| {
+        format!("the output schema {shown} is not JSON ({error}): write a JSON Schema object")
+    })?;
+    OutputSchema::new(schema).map_err(|error| format!("{shown}: {error}"))
 }
 
 /// SIGINT and SIGTERM cancel the run; the exit code they ask for is kept for the end.

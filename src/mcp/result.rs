@@ -69,6 +69,9 @@ pub struct JobReport {
     /// The check command run in the job's tree after the agent ended.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<CommandOutcome>,
+    /// The answer parsed as JSON, for a call with an `output_schema` whose answer conforms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Serialize, JsonSchema)]
@@ -100,6 +103,7 @@ impl JobReport {
             warnings: Vec::new(),
             changes: None,
             check: None,
+            output: None,
         }
     }
 
@@ -129,6 +133,7 @@ impl JobReport {
                 .as_ref()
                 .map(|tree| ChangesReport::of(id, tree)),
             check: outcome.check.clone(),
+            output: outcome.output.clone(),
             ..Self::new(id, &outcome.agent, finished.status)
         }
     }

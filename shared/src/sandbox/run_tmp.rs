@@ -4,9 +4,10 @@
 use std::path::{Path, PathBuf};
 
 /// Where the runs of one server instance keep files in the temp dir: a run's `TMPDIR`
-/// (`cam-run-<instance>-<n>`), a usage file's directory (`cam-usage-<instance>-<n>`) and a
-/// snapshot's index (`cam-index-<instance>-<n>`, a file, kept through a run in place).
-const RUN_DIR_PREFIXES: [&str; 3] = ["cam-run-", "cam-usage-", "cam-index-"];
+/// (`cam-run-<instance>-<n>`), a usage file's directory (`cam-usage-<instance>-<n>`), an
+/// output schema file's (`cam-schema-<instance>-<n>`) and a snapshot's index
+/// (`cam-index-<instance>-<n>`, a file, kept through a run in place).
+const RUN_DIR_PREFIXES: [&str; 4] = ["cam-run-", "cam-usage-", "cam-schema-", "cam-index-"];
 
 /// Removes the temp-dir directories and files of the runs of server `instance` (`<pid>.<hex>`): its
 /// guardian calls this once the server is gone, since a killed server removes nothing

@@ -235,6 +235,7 @@ impl Transcript {
             error,
             tree: None,
             check: None,
+            output: None,
         }
     }
 

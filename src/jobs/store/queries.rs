@@ -313,6 +313,7 @@ fn kept(outcome: &Outcome) -> Outcome {
         error: outcome.error.clone(),
         tree: outcome.tree.clone(),
         check: outcome.check.clone(),
+        output: outcome.output.clone(),
         ..*outcome
     }
 }

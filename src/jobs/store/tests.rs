@@ -84,6 +84,7 @@ pub(super) fn outcome(answer: &str) -> Outcome {
         }),
         tree: None,
         check: None,
+        output: Some(serde_json::json!({"verdict": "ok"})),
     }
 }
 

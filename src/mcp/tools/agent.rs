@@ -8,6 +8,7 @@ use std::time::Duration;
 use cli_agent_engine::clis::BUILTINS;
 use cli_agent_engine::git::Base;
 use cli_agent_engine::isolation::Isolation;
+use cli_agent_engine::output_schema::{OutputSchema, SchemaError};
 use cli_agent_engine::{Agent, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
@@ -72,6 +73,10 @@ pub struct ToolArgs {
     /// the agent's claims. It runs with the job's time limit; it needs permission
     /// workspace-write or above. Default: the repository's configured check, if any.
     pub check: Option<String>,
+    /// A JSON Schema the final answer must follow. The parsed answer comes back as `output`;
+    /// an answer that is not conforming JSON is an error naming why, the answer kept. codex,
+    /// claude and qwen take it natively; other agents get it in their prompt.
+    pub output_schema: Option<JsonObject>,
 }
 
 /// The `base` argument's values.
@@ -171,6 +176,8 @@ pub enum ArgsError {
     CheckNeedsWrite,
     #[error(transparent)]
     Refused(#[from] Refusal),
+    #[error(transparent)]
+    OutputSchema(#[from] SchemaError),
 }
 
 /// Read a call's arguments into a run request within `policy`'s bounds: every bound refuses.
@@ -232,6 +239,10 @@ fn read_call(
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
     request.permission = args.permission;
+    request.output_schema = args
+        .output_schema
+        .map(|schema| OutputSchema::new(Value::Object(schema)))
+        .transpose()?;
     set_tree_options(&mut request, args.isolation, args.base, given(args.check))?;
     let save_to = given(args.save_to.map(|p| p.to_string_lossy().into_owned()))
         .map(|path| Policy::resolve_inside_workspace("save_to", Path::new(&path), &workspace))

@@ -5,7 +5,7 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, SchemaFlag};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -59,7 +59,7 @@ impl Cli for Claude {
     }
 
     /// The print mode and its formats, the permission mode and tool grants, extra
-    /// directories, and the session flags.
+    /// directories, the session flags, the model and the output schema.
     fn reserved_flags(&self) -> &'static [&'static str] {
         &[
             "-p",
@@ -79,7 +79,12 @@ impl Cli for Claude {
             "--continue",
             "--session-id",
             "--model",
+            "--json-schema",
         ]
+    }
+
+    fn schema_flag(&self) -> Option<SchemaFlag> {
+        Some(SchemaFlag::Inline("--json-schema"))
     }
 
     fn extra_arguments(&self) -> &'static [&'static str] {

@@ -5,7 +5,7 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, SchemaFlag};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -68,7 +68,8 @@ impl Cli for Codex {
         Box::<dialect::CodexDialect>::default()
     }
 
-    /// The sandbox, the output format, the working directory and extra writable roots.
+    /// The sandbox, the output format, the working directory, extra writable roots, the
+    /// model and the output schema.
     fn reserved_flags(&self) -> &'static [&'static str] {
         &[
             "--json",
@@ -85,7 +86,13 @@ impl Cli for Codex {
             "--config=sandbox_mode",
             "-m",
             "--model",
+            "--output-schema",
         ]
+    }
+
+    /// `exec` and `exec resume` read the schema from a file.
+    fn schema_flag(&self) -> Option<SchemaFlag> {
+        Some(SchemaFlag::File("--output-schema"))
     }
 
     /// `codex exec --json` reports a thread's usage summed over all its turns.

@@ -5,7 +5,7 @@ mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, SchemaFlag};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -62,7 +62,7 @@ impl Cli for Qwen {
     }
 
     /// The output and input formats, the approval mode and tool grants, the prompt flags,
-    /// extra directories, the session flags and the model.
+    /// extra directories, the session flags, the model and the output schema.
     fn reserved_flags(&self) -> &'static [&'static str] {
         &[
             "-o",
@@ -87,7 +87,14 @@ impl Cli for Qwen {
             "--session-id",
             "-m",
             "--model",
+            "--json-schema",
         ]
+    }
+
+    /// Headless, it offers the model a `structured_output` tool that takes the schema; the
+    /// run ends at its first valid call.
+    fn schema_flag(&self) -> Option<SchemaFlag> {
+        Some(SchemaFlag::Inline("--json-schema"))
     }
 
     /// qwen restores a resumed session's token counts and adds this run's to them.
