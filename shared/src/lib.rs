@@ -36,5 +36,5 @@ pub use error::SetupError;
 pub use event::{AgentEvent, NoticeLevel};
 pub use locate::find_cli;
 pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
-pub use request::{Permission, RunRequest};
+pub use request::{Permission, QuestionEndpoint, RunRequest};
 pub use supervise::Observer;

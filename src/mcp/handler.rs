@@ -14,12 +14,13 @@ use rmcp::model::{
     GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ServerCapabilities, ServerConfig, UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
+use super::delegate_questions::Endpoint;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
 use super::result::{self, JobReport};
@@ -119,7 +120,7 @@ impl ServerHandler for AgentServer {
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
         if wants_task {
-            return Ok(self.start_task(call).await);
+            return Ok(self.start_task(call, context.peer.clone()).await);
         }
         Ok(self.call(call, context).await.into())
     }
@@ -172,23 +173,27 @@ impl AgentServer {
 
     /// Start the call as a job and answer with it as a task (the client declared the
     /// extension); a call that can't start answers as a plain tool result.
-    async fn start_task(&self, call: CallRequest) -> CallToolResponse {
-        match self.start_job(call, Origin::Background).await {
+    async fn start_task(&self, call: CallRequest, peer: Peer<RoleServer>) -> CallToolResponse {
+        match self.start_job(call, Origin::Background, peer).await {
             Ok(job) => CallToolResponse::Task(CreateTaskResult::new(tasks::created(&job))),
             Err(refused) => refused.into(),
         }
     }
 
-    /// Prepare and start a call's job; a refusal is the call's result.
+    /// Prepare and start a call's job; a refusal is the call's result. The CLI's own
+    /// permission questions, if it can forward them, go to `peer` while the job runs.
     async fn start_job(
         &self,
-        call: CallRequest,
+        mut call: CallRequest,
         origin: Origin,
+        peer: Peer<RoleServer>,
     ) -> Result<Arc<Job>, CallToolResult> {
         let agent = call.run.agent;
         if self.shutdown.is_triggered() {
             return Err(result::shutting_down(agent));
         }
+        let questions = Endpoint::open(&call.run, Some(peer), self.beyond_bounds).await;
+        call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
             .jobs
             .engine()
@@ -202,7 +207,15 @@ impl AgentServer {
             save_to: call.save_to,
             allowed_past: ask::allowed_past(&call.beyond_bounds),
         };
-        Ok(self.jobs.start(prepared, origin, options).await)
+        let job = self.jobs.start(prepared, origin, options).await;
+        if let Some(endpoint) = questions {
+            let finished = job.clone();
+            tokio::spawn(async move {
+                finished.finished().await;
+                endpoint.close().await;
+            });
+        }
+        Ok(job)
     }
 
     async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
@@ -213,7 +226,7 @@ impl AgentServer {
         } else {
             Origin::Call
         };
-        let job = match self.start_job(call, origin).await {
+        let job = match self.start_job(call, origin, context.peer.clone()).await {
             Ok(job) => job,
             Err(refused) => return refused,
         };

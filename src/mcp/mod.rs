@@ -4,13 +4,15 @@
 //! `tools` turns a call's arguments into a run request (one file per tool), the jobs run it,
 //! `result` turns the outcome into a tool result and `progress` reports events on the way;
 //! `tasks` answers the tasks extension. `policy` bounds what a call may ask for; `ask` asks the
-//! person to lift a bound for one call. `calls`, `signals` and `lifecycle` decide which runs
+//! person to lift a bound for one call; `delegate_questions` forwards a delegate's own
+//! permission questions to them. `calls`, `signals` and `lifecycle` decide which runs
 //! stop, why and by when. Called by `commands::serve`, which builds the handler, and by the
 //! transports, which carry it; it calls only `jobs` and the engine below it.
 
 mod ask;
 mod calls;
 pub mod changes;
+mod delegate_questions;
 mod handler;
 mod lifecycle;
 pub mod policy;

@@ -63,7 +63,7 @@ impl Token {
         }
     }
 
-    fn new(token: &str) -> Self {
+    pub(crate) fn new(token: &str) -> Self {
         Self(token.as_bytes().into())
     }
 
