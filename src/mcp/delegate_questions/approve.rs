@@ -17,8 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mcp::BeyondBounds;
-use crate::mcp::ask::ask_person;
+use crate::mcp::ask::{BeyondBounds, ask_person};
 
 /// The endpoint's one tool.
 pub const APPROVE: &str = "approve";

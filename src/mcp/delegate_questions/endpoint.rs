@@ -3,6 +3,10 @@
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use cli_agent_engine::{QuestionEndpoint, RunRequest};
 use rmcp::RoleServer;
 use rmcp::service::Peer;
@@ -12,10 +16,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::approve::{APPROVE, Approver};
+use crate::bearer::Token;
 use crate::dashboard::Secret;
-use crate::mcp::BeyondBounds;
-use crate::transport::http::MCP_PATH;
-use crate::transport::http::auth::{self, Token};
+use crate::mcp::ask::BeyondBounds;
+
+/// Where the endpoint serves MCP.
+const MCP_PATH: &str = "/mcp";
 
 /// A run's question endpoint, listening until [`Endpoint::close`] or drop.
 pub struct Endpoint {
@@ -62,7 +68,7 @@ impl Endpoint {
         let token = Arc::new(Token::new(secret.as_str()));
         let app = Router::new()
             .nest_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(token, auth::require));
+            .layer(axum::middleware::from_fn_with_state(token, require));
         let server = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 tracing::warn!("the permission-question endpoint failed: {error}");
@@ -98,4 +104,16 @@ impl Drop for Endpoint {
         self.sessions.cancel();
         self.server.abort();
     }
+}
+
+/// Only the run's CLI, which holds the token, gets past this.
+async fn require(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
+    if token.accepts(request.headers().get(header::AUTHORIZATION)) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        "unauthorized: this endpoint serves one run's CLI",
+    )
+        .into_response()
 }

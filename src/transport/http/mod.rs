@@ -17,7 +17,7 @@
 //! stopped (jobs recorded `interrupted`), the stopped calls' answers sent, then the streams
 //! closed and exit 0, all within the engine's grace plus 1.8 s.
 
-pub(crate) mod auth;
+mod auth;
 mod conformance_fixtures;
 mod guard;
 mod limits;
