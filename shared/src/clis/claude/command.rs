@@ -58,8 +58,9 @@ pub(super) fn command(
 const QUESTIONS_SERVER: &str = "cam_questions";
 
 /// The variable that carries the endpoint's token: claude expands `${VAR}` in an MCP server's
-/// headers, so the token stays out of the command line (which every user can read).
-const QUESTIONS_TOKEN_ENV: &str = "CAM_QUESTIONS_TOKEN";
+/// headers, so the token stays out of the command line (which every user can read). Not
+/// `CAM_*`: no server setting reaches a CLI.
+const QUESTIONS_TOKEN_ENV: &str = "CLI_AGENT_MCP_QUESTIONS_TOKEN";
 
 /// `--permission-prompt-tool` naming the endpoint's tool, with `--mcp-config` (JSON given
 /// inline, so no file outlives the run) describing the endpoint as an HTTP MCP server.
@@ -146,11 +147,14 @@ mod tests {
         let config = cmd.args.iter().find(|a| a.starts_with("--mcp-config="));
         let config = config.expect("an --mcp-config flag");
         assert!(config.contains("http://127.0.0.1:4242/mcp"), "{config}");
-        assert!(config.contains("Bearer ${CAM_QUESTIONS_TOKEN}"), "{config}");
+        assert!(
+            config.contains("Bearer ${CLI_AGENT_MCP_QUESTIONS_TOKEN}"),
+            "{config}"
+        );
         assert!(!cmd.args.iter().any(|a| a.contains("s3cret")));
         assert!(
             cmd.env
-                .contains(&("CAM_QUESTIONS_TOKEN".into(), "s3cret".into()))
+                .contains(&("CLI_AGENT_MCP_QUESTIONS_TOKEN".into(), "s3cret".into()))
         );
 
         // Nothing asks at unlimited (as root without IS_SANDBOX=1 the level is refused).
