@@ -94,7 +94,10 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
     let decline = json!({"action": "decline"});
     let (_, result) = call_answering(&mut server, SHELL, decline).await;
     let said = answer(&result);
-    assert!(!said.contains("42"), "a declined command ran: {said}");
+    assert!(
+        !said.contains("tool said: 42"),
+        "a declined command ran: {said}"
+    );
     for expected in [
         "denied claude's Bash",
         "the person declined",
