@@ -117,3 +117,70 @@ async fn require(State(token): State<Arc<Token>>, request: Request, next: Next) 
     )
         .into_response()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use cli_agent_engine::clis;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpStream;
+
+    use super::*;
+
+    /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
+    async fn status(url: &str, token: Option<&str>) -> String {
+        let authority = url.trim_start_matches("http://").trim_end_matches(MCP_PATH);
+        let mut stream = TcpStream::connect(authority).await.expect("connect");
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+        let request = format!(
+            "POST {MCP_PATH} HTTP/1.1\r\nHost: {authority}\r\n{auth}Content-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        stream.write_all(request.as_bytes()).await.expect("send");
+        let mut response = Vec::new();
+        let _ = stream.read_to_end(&mut response).await;
+        let text = String::from_utf8_lossy(&response);
+        text.lines().next().unwrap_or_default().to_owned()
+    }
+
+    #[tokio::test]
+    async fn only_the_runs_token_gets_in_and_nothing_listens_after_close() {
+        let run = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
+        let how = BeyondBounds::Ask {
+            timeout: Duration::from_secs(1),
+        };
+        let endpoint = Endpoint::open(&run, None, how)
+            .await
+            .expect("claude has a hook");
+        let address = endpoint.address();
+        assert!(
+            address.url.starts_with("http://127.0.0.1:"),
+            "{}",
+            address.url
+        );
+        assert!(status(&address.url, None).await.contains("401"));
+        assert!(status(&address.url, Some("guess")).await.contains("401"));
+        let with_token = status(&address.url, Some(&address.token)).await;
+        assert!(!with_token.contains("401"), "{with_token}");
+
+        endpoint.close().await;
+        let authority = address
+            .url
+            .trim_start_matches("http://")
+            .trim_end_matches(MCP_PATH);
+        assert!(TcpStream::connect(authority).await.is_err());
+    }
+
+    #[tokio::test]
+    async fn no_endpoint_for_a_cli_without_a_hook_or_at_unlimited() {
+        let how = BeyondBounds::Refuse;
+        let codex = RunRequest::new(clis::CODEX, "fix it", "/tmp");
+        assert!(Endpoint::open(&codex, None, how).await.is_none());
+        let mut claude = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
+        claude.permission = cli_agent_engine::Permission::Unlimited;
+        assert!(Endpoint::open(&claude, None, how).await.is_none());
+    }
+}
