@@ -8,6 +8,7 @@
 // (the tests' figures print too).
 #![cfg_attr(not(test), deny(clippy::print_stdout))]
 
+mod bearer;
 mod budget;
 mod cli;
 mod commands;

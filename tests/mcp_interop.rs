@@ -6,13 +6,15 @@
 //! questions (elicitation) about calls past its bounds; tests/interop/logging_and_result.py
 //! has it hear the server's warnings and read a failed job's complete job_result;
 //! tests/interop/resources.py reads and subscribes to jobs as resources, gets a prompt and
-//! completes its arguments.
+//! completes its arguments; tests/interop/delegate_questions.py answers the real claude's own
+//! permission questions.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
 
 mod common;
 mod mcp;
+mod real;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -143,6 +145,56 @@ async fn the_python_sdk_reads_and_subscribes_to_jobs_gets_prompts_and_completes_
             );
         }
     }
+}
+
+/// The SDK as the person the real claude's permission question reaches (against the mock):
+/// tests/interop/delegate_questions.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_answers_the_real_claudes_own_permission_questions() {
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    let Some(bin) = real::installed(cli_agent_engine::clis::CLAUDE) else {
+        return;
+    };
+    let mock = real::MockModel::start();
+    let sandbox = real::Sandbox::new(
+        cli_agent_engine::clis::CLAUDE,
+        &bin,
+        mock.port,
+        real::Retries::Shortened,
+    );
+    let mut env: std::collections::BTreeMap<String, String> =
+        sandbox.env().iter().cloned().collect();
+    env.insert(
+        "CAM_CLAUDE_BIN".into(),
+        sandbox.wrapper.display().to_string(),
+    );
+    env.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/delegate_questions.py");
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(mcp::binary())
+        .arg(&sandbox.workspace)
+        .env(
+            "SERVER_ENV",
+            serde_json::to_string(&env).expect("the env as JSON"),
+        )
+        .env("INTEROP_AGENTS", "claude")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("run the Python client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("ok (delegate questions)"),
+        "{}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 /// Run tests/interop/`script` with `args` (its transport, after its mode if it takes one); its

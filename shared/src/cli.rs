@@ -10,7 +10,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::{ErrorKind, Usage};
-use crate::request::{Permission, RunRequest};
+use crate::request::{Permission, QuestionEndpoint, RunRequest};
 use crate::version;
 
 /// What the engine needs to drive one CLI headless. The provided methods are the common
@@ -102,12 +102,22 @@ pub trait Cli: Send + Sync + 'static {
         level
     }
 
+    /// How it hands the permission questions it would otherwise refuse headless to an MCP
+    /// tool (a run's [`RunRequest::questions`]); none by default. Used below `unlimited`
+    /// only, where the CLI still asks.
+    fn question_hook(&self) -> Option<QuestionHook> {
+        None
+    }
+
     /// The version in what its `--version` printed (`doctor` compares it with
     /// [`Cli::verified_version`]): by default the first `X.Y.Z` word.
     fn version_from(&self, output: &str) -> Option<String> {
         version::first_version(version::words(output))
     }
 }
+
+/// Adds the flags and variables that send a CLI's permission questions to an endpoint.
+pub type QuestionHook = fn(&QuestionEndpoint, &mut CommandLine);
 
 /// A file a CLI writes its token usage to at the end of a run (see [`Cli::usage_file`]).
 #[derive(Clone, Copy, Debug)]

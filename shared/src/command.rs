@@ -9,7 +9,7 @@ use std::path::Path;
 
 use crate::environment::{self, EnvPattern};
 use crate::error::SetupError;
-use crate::request::RunRequest;
+use crate::request::{Permission, RunRequest};
 
 /// A program, its arguments and its whole environment: the variables the engine sets, then
 /// those it inherits (see [`crate::environment`]); nothing else reaches the CLI.
@@ -104,6 +104,11 @@ pub fn build(
     let cli = request.agent.cli();
     let profile = request.agent.profile();
     let mut cmd = cli.command(request, program)?;
+    if let (Some(endpoint), Some(hook)) = (&request.questions, cli.question_hook())
+        && request.permission < Permission::Unlimited
+    {
+        hook(endpoint, &mut cmd);
+    }
     cmd.insert_options(&profile.args);
     for (name, value) in &profile.env {
         if cmd.env.iter().all(|(set, _)| set != name.as_str()) {

@@ -38,5 +38,5 @@ pub use event::{AgentEvent, NoticeLevel};
 pub use locate::find_cli;
 pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
 pub use output_schema::OutputSchema;
-pub use request::{Permission, RunRequest};
+pub use request::{Permission, QuestionEndpoint, RunRequest};
 pub use supervise::Observer;

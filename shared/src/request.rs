@@ -85,6 +85,28 @@ pub struct RunRequest {
     pub check: Option<String>,
     /// A JSON Schema the final answer must follow; the parsed answer is the outcome's `output`.
     pub output_schema: Option<OutputSchema>,
+    /// Where a CLI with a hook for its permission questions (see
+    /// [`crate::cli::Cli::question_hook`]) sends them; the caller serves it for the run.
+    pub questions: Option<QuestionEndpoint>,
+}
+
+/// A run's private MCP endpoint for its permission questions: a Streamable HTTP URL, the
+/// bearer token it takes and the tool that answers. Its `Debug` never shows the token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct QuestionEndpoint {
+    pub url: String,
+    pub token: String,
+    /// The endpoint's one tool, which takes `{tool_name, input}`.
+    pub tool: String,
+}
+
+impl std::fmt::Debug for QuestionEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuestionEndpoint")
+            .field("url", &self.url)
+            .field("tool", &self.tool)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RunRequest {
@@ -103,6 +125,7 @@ impl RunRequest {
             setup: None,
             check: None,
             output_schema: None,
+            questions: None,
         }
     }
 }

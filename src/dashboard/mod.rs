@@ -19,6 +19,7 @@ mod state;
 use axum::Router;
 use axum::routing::{get, post};
 
+pub use self::auth::Secret;
 pub use self::error::DashboardError;
 pub use self::state::DashboardState;
 

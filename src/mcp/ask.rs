@@ -19,7 +19,7 @@ const PROMPT_SHOWN: usize = 200;
 /// The form the person fills: one checkbox.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Permit {
-    /// Allow this one call past the bounds above (leave it unticked, or decline, to refuse).
+    /// Allow what the question above describes (leave it unticked, or decline, to refuse).
     allow: bool,
 }
 
@@ -46,23 +46,55 @@ impl BeyondBounds {
             return false;
         };
         let agent = run.agent;
-        let answer = peer
-            .elicit_with_timeout::<Permit>(question(run, bounds), Some(timeout))
-            .await;
-        match answer {
-            Ok(Some(Permit { allow: true })) => {
+        match ask_person(peer, question(run, bounds), timeout).await {
+            Ok(()) => {
                 tracing::info!(%agent, "the person allowed a call past the server's bounds");
                 true
             }
-            Ok(_) => {
-                tracing::info!(%agent, "the person did not tick `allow`: the call is refused");
-                false
-            }
-            Err(error) => {
-                tracing::info!(%agent, "no leave to go past the server's bounds: {}", why(&error));
+            Err(no_leave) => {
+                tracing::info!(%agent, "no leave to go past the server's bounds: {no_leave}");
                 false
             }
         }
+    }
+}
+
+/// Why the person gave no leave.
+#[derive(Debug, thiserror::Error)]
+pub enum NoLeave {
+    #[error("the person declined")]
+    Declined,
+    #[error("the person did not tick `allow`")]
+    NotTicked,
+    #[error("the client cannot ask the person (no elicitation capability)")]
+    CannotAsk,
+    #[error("the person did not answer within {0:?}")]
+    NoAnswer(Duration),
+    #[error("asking the person failed: {0}")]
+    Failed(String),
+}
+
+/// Ask the person `question` in a form with one `allow` checkbox, waiting up to `timeout`:
+/// `Ok` only for an accept with `allow` ticked.
+pub async fn ask_person(
+    peer: &Peer<RoleServer>,
+    question: String,
+    timeout: Duration,
+) -> Result<(), NoLeave> {
+    let answer = peer
+        .elicit_with_timeout::<Permit>(question, Some(timeout))
+        .await;
+    match answer {
+        Ok(Some(Permit { allow: true })) => Ok(()),
+        Ok(_) => Err(NoLeave::NotTicked),
+        Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
+            Err(NoLeave::Declined)
+        }
+        Err(ElicitationError::CapabilityNotSupported) => Err(NoLeave::CannotAsk),
+        Err(ElicitationError::Service(ServiceError::Timeout { timeout })) => {
+            Err(NoLeave::NoAnswer(timeout))
+        }
+        Err(other) => Err(NoLeave::Failed(other.to_string())),
     }
 }
 
@@ -70,19 +102,6 @@ impl BeyondBounds {
 pub fn allowed_past(bounds: &[Refusal]) -> Option<String> {
     let words: Vec<_> = bounds.iter().map(Refusal::for_the_person).collect();
     (!words.is_empty()).then(|| words.join("; "))
-}
-
-/// Why asking gave no leave, for the log.
-fn why(error: &ElicitationError) -> String {
-    match error {
-        ElicitationError::CapabilityNotSupported => {
-            "the client cannot ask the person (no elicitation capability)".to_owned()
-        }
-        ElicitationError::Service(ServiceError::Timeout { timeout }) => {
-            format!("the person did not answer within {timeout:?}")
-        }
-        other => other.to_string(),
-    }
 }
 
 /// The question: who asks what, past which bounds.

@@ -19,13 +19,14 @@ use rmcp::model::{
     SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
     UpdateTaskParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
 use super::completion;
+use super::delegate_questions::Endpoint;
 use super::logging;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -156,7 +157,7 @@ impl ServerHandler for AgentServer {
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
         if wants_task {
-            return Ok(self.start_task(call).await);
+            return Ok(self.start_task(call, context.peer.clone()).await);
         }
         Ok(self.call(call, context).await.into())
     }
@@ -304,23 +305,27 @@ impl AgentServer {
 
     /// Start the call as a job and answer with it as a task (the client declared the
     /// extension); a call that can't start answers as a plain tool result.
-    async fn start_task(&self, call: CallRequest) -> CallToolResponse {
-        match self.start_job(call, Origin::Background).await {
+    async fn start_task(&self, call: CallRequest, peer: Peer<RoleServer>) -> CallToolResponse {
+        match self.start_job(call, Origin::Background, peer).await {
             Ok(job) => CallToolResponse::Task(CreateTaskResult::new(tasks::created(&job))),
             Err(refused) => refused.into(),
         }
     }
 
-    /// Prepare and start a call's job; a refusal is the call's result.
+    /// Prepare and start a call's job; a refusal is the call's result. The CLI's own
+    /// permission questions, if it can forward them, go to `peer` while the job runs.
     async fn start_job(
         &self,
-        call: CallRequest,
+        mut call: CallRequest,
         origin: Origin,
+        peer: Peer<RoleServer>,
     ) -> Result<Arc<Job>, CallToolResult> {
         let agent = call.run.agent;
         if self.shutdown.is_triggered() {
             return Err(result::shutting_down(agent));
         }
+        let questions = Endpoint::open(&call.run, Some(peer), self.beyond_bounds).await;
+        call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
             .jobs
             .engine()
@@ -334,7 +339,15 @@ impl AgentServer {
             save_to: call.save_to,
             allowed_past: ask::allowed_past(&call.beyond_bounds),
         };
-        Ok(self.jobs.start(prepared, origin, options).await)
+        let job = self.jobs.start(prepared, origin, options).await;
+        if let Some(endpoint) = questions {
+            let finished = job.clone();
+            tokio::spawn(async move {
+                finished.finished().await;
+                endpoint.close().await;
+            });
+        }
+        Ok(job)
     }
 
     async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
@@ -345,7 +358,7 @@ impl AgentServer {
         } else {
             Origin::Call
         };
-        let job = match self.start_job(call, origin).await {
+        let job = match self.start_job(call, origin, context.peer.clone()).await {
             Ok(job) => job,
             Err(refused) => return refused,
         };

@@ -6,15 +6,16 @@
 //! `tasks` answers the tasks extension; `resources` (with `subscriptions`), `prompts` and
 //! `completion` offer the jobs as documents and common work as slash commands; `logging`
 //! sends the server's warnings to the clients (MCP logging). `policy` bounds what a call may
-//! ask for; `ask` asks the person to lift a bound for one call. `calls`, `signals` and
-//! `lifecycle` decide which runs stop, why and by when. Called by `commands::serve`, which
-//! builds the handler, and by the transports, which carry it; it calls only `jobs` and the
-//! engine below it.
+//! ask for; `ask` asks the person to lift a bound for one call; `delegate_questions` forwards
+//! a delegate's own permission questions to them. `calls`, `signals` and `lifecycle` decide
+//! which runs stop, why and by when. Called by `commands::serve`, which builds the handler, and
+//! by the transports, which carry it; it calls only `jobs` and the engine below it.
 
 mod ask;
 mod calls;
 pub mod changes;
 mod completion;
+mod delegate_questions;
 mod handler;
 mod lifecycle;
 pub mod logging;

@@ -9,9 +9,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use subtle::ConstantTimeEq;
 
 use super::refusal::refusal;
+pub use crate::bearer::Token;
 
 /// Where the token comes from when no file is given.
 pub const TOKEN_ENV: &str = "CAM_HTTP_TOKEN";
@@ -33,15 +33,6 @@ pub enum TokenError {
     EmptyEnv,
 }
 
-/// The secret every request must present. Its `Debug` never shows it.
-pub struct Token(Box<[u8]>);
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Token(<redacted>)")
-    }
-}
-
 impl Token {
     /// The token from `file` (its first line), else from `CAM_HTTP_TOKEN`; none without either.
     pub fn load(file: Option<&Path>) -> Result<Option<Self>, TokenError> {
@@ -61,21 +52,6 @@ impl Token {
             Ok(value) => Ok(Some(Self::new(value.trim()))),
             Err(_) => Ok(None),
         }
-    }
-
-    fn new(token: &str) -> Self {
-        Self(token.as_bytes().into())
-    }
-
-    /// Whether an `Authorization` header carries this token (the scheme in any case).
-    fn accepts(&self, authorization: Option<&HeaderValue>) -> bool {
-        let Some((scheme, given)) = authorization
-            .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.split_once(' '))
-        else {
-            return false;
-        };
-        scheme.eq_ignore_ascii_case("bearer") && bool::from(self.0.ct_eq(given.trim().as_bytes()))
     }
 }
 

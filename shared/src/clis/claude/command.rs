@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::command::CommandLine;
 use crate::error::SetupError;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Permission, QuestionEndpoint, RunRequest};
 
 /// claude's own variables: its key, base URL and model settings (`ANTHROPIC_*`), its config
 /// dir and switches (`CLAUDE_*`, `DISABLE_*`), the root bypass (`IS_SANDBOX`), its tool and
@@ -52,6 +52,28 @@ pub(super) fn command(
         cmd.flag_value("--append-system-prompt", extra);
     }
     Ok(cmd)
+}
+
+/// The MCP server name claude knows a run's question endpoint by.
+const QUESTIONS_SERVER: &str = "cam_questions";
+
+/// The variable that carries the endpoint's token: claude expands `${VAR}` in an MCP server's
+/// headers, so the token stays out of the command line (which every user can read). Not
+/// `CAM_*`: no server setting reaches a CLI.
+const QUESTIONS_TOKEN_ENV: &str = "CLI_AGENT_MCP_QUESTIONS_TOKEN";
+
+/// `--permission-prompt-tool` naming the endpoint's tool, with `--mcp-config` (JSON given
+/// inline, so no file outlives the run) describing the endpoint as an HTTP MCP server.
+pub(super) fn hand_questions(endpoint: &QuestionEndpoint, cmd: &mut CommandLine) {
+    let config = serde_json::json!({ "mcpServers": { QUESTIONS_SERVER: {
+        "type": "http",
+        "url": endpoint.url,
+        "headers": { "Authorization": format!("Bearer ${{{QUESTIONS_TOKEN_ENV}}}") },
+    } } });
+    cmd.flag_value("--mcp-config", &config.to_string());
+    let tool = format!("mcp__{QUESTIONS_SERVER}__{}", endpoint.tool);
+    cmd.flag_value("--permission-prompt-tool", &tool);
+    cmd.set_env(QUESTIONS_TOKEN_ENV, &endpoint.token);
 }
 
 /// claude refuses its bypass flag as root unless the environment says it is a sandbox.
@@ -107,6 +129,39 @@ mod tests {
             "--resume=f683".into(),
             "--append-system-prompt=-- be brief".into()
         ]));
+    }
+
+    #[test]
+    fn questions_go_to_the_endpoints_tool_with_the_token_in_the_environment_only() {
+        let mut request = crate::command::request(crate::clis::CLAUDE);
+        request.questions = Some(QuestionEndpoint {
+            url: "http://127.0.0.1:4242/mcp".into(),
+            token: "s3cret".into(),
+            tool: "approve".into(),
+        });
+        let cmd = crate::command::build(&request, Path::new("claude"), &[]).unwrap();
+        assert!(
+            cmd.args
+                .contains(&"--permission-prompt-tool=mcp__cam_questions__approve".into())
+        );
+        let config = cmd.args.iter().find(|a| a.starts_with("--mcp-config="));
+        let config = config.expect("an --mcp-config flag");
+        assert!(config.contains("http://127.0.0.1:4242/mcp"), "{config}");
+        assert!(
+            config.contains("Bearer ${CLI_AGENT_MCP_QUESTIONS_TOKEN}"),
+            "{config}"
+        );
+        assert!(!cmd.args.iter().any(|a| a.contains("s3cret")));
+        assert!(
+            cmd.env
+                .contains(&("CLI_AGENT_MCP_QUESTIONS_TOKEN".into(), "s3cret".into()))
+        );
+
+        // Nothing asks at unlimited (as root without IS_SANDBOX=1 the level is refused).
+        request.permission = Permission::Unlimited;
+        if let Ok(cmd) = crate::command::build(&request, Path::new("claude"), &[]) {
+            assert!(!cmd.args.iter().any(|a| a.starts_with("--mcp-config")));
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::{Cli, SchemaFlag};
+use crate::cli::{Cli, QuestionHook, SchemaFlag};
 use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -52,6 +52,10 @@ impl Cli for Claude {
 
     fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
         command::command(request, program, nix::unistd::geteuid().is_root())
+    }
+
+    fn question_hook(&self) -> Option<QuestionHook> {
+        Some(command::hand_questions)
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {
