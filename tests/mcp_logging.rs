@@ -68,7 +68,8 @@ async fn a_warning_reaches_the_client_at_its_level_masked_and_not_below_it() {
     assert_eq!(
         log_messages(&server.messages()).len(),
         1,
-        "the warning sent below the level never arrived (one queue, in order)"
+        "the warning sent below the level never arrived (one queue, in order): {:#?}",
+        log_messages(&server.messages())
     );
     assert!(
         server.stderr().contains("ignored a malformed message"),

@@ -112,13 +112,23 @@ impl Listeners {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Listen for `key` at `level` (keeping its queue if it listens already).
-    fn listen(&self, key: String, peer: &Peer<RoleServer>, level: LoggingLevel) -> Arc<Sink> {
+    /// Listen for `key` at `level` (keeping its queue if it listens already). `keep_level`:
+    /// a session already listening keeps the level it set (`notifications/initialized` may be
+    /// handled after a `logging/setLevel` sent right behind it).
+    fn listen(
+        &self,
+        key: String,
+        peer: &Peer<RoleServer>,
+        level: LoggingLevel,
+        keep_level: bool,
+    ) -> Arc<Sink> {
         let mut sinks = self.sinks();
         sinks.retain(|_, sink| !sink.is_gone());
         match sinks.get(&key) {
             Some(sink) => {
-                sink.level.store(rank(level), Ordering::Relaxed);
+                if !keep_level {
+                    sink.level.store(rank(level), Ordering::Relaxed);
+                }
                 sink.clone()
             }
             None => {
@@ -140,7 +150,7 @@ impl Listeners {
 /// `initialize`); a 2026-07-28 request has no session and hears nothing this way.
 pub fn session_started(peer: &Peer<RoleServer>, extensions: &Extensions) {
     if peer.peer_info().is_some() {
-        LISTENERS.listen(session_key(extensions), peer, DEFAULT_LEVEL);
+        LISTENERS.listen(session_key(extensions), peer, DEFAULT_LEVEL, true);
     }
 }
 
@@ -155,7 +165,12 @@ pub fn set_level(
             rmcp::model::SetLevelRequestMethod,
         >());
     }
-    LISTENERS.listen(session_key(&context.extensions), &context.peer, level);
+    LISTENERS.listen(
+        session_key(&context.extensions),
+        &context.peer,
+        level,
+        false,
+    );
     Ok(())
 }
 
@@ -170,7 +185,7 @@ pub fn listen_during(context: &RequestContext<RoleServer>) -> Option<RequestList
     // Not the JSON-RPC id: stateless clients each count from 1.
     static REQUESTS: AtomicU64 = AtomicU64::new(0);
     let key = format!("request {}", REQUESTS.fetch_add(1, Ordering::Relaxed));
-    LISTENERS.listen(key.clone(), &context.peer, level);
+    LISTENERS.listen(key.clone(), &context.peer, level, false);
     Some(RequestListening(key))
 }
 
