@@ -1,7 +1,7 @@
 //! Test-only tools with the fixed names and answers the MCP conformance suite calls
 //! (`tools-call-*` scenarios), offered only with the hidden `--conformance-fixtures` /
 //! `CAM_CONFORMANCE_FIXTURES=1`. They exercise the protocol (content kinds, tool errors,
-//! progress, logging) through the same server, transport and limits as the agent tools.
+//! progress, logging, elicitation) through the same server, transport and limits as the agent tools.
 
 use std::time::Duration;
 
@@ -13,6 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
+use super::conformance_elicitation::{self as elicitation, Form};
 use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
@@ -32,10 +33,11 @@ pub enum Fixture {
     Progress,
     Logging,
     RequestLogging,
+    Elicitation(Form),
 }
 
 impl Fixture {
-    const ALL: [Self; 9] = [
+    const ALL: [Self; 12] = [
         Self::SimpleText,
         Self::Image,
         Self::Audio,
@@ -45,6 +47,9 @@ impl Fixture {
         Self::Progress,
         Self::Logging,
         Self::RequestLogging,
+        Self::Elicitation(Form::User),
+        Self::Elicitation(Form::Defaults),
+        Self::Elicitation(Form::Enums),
     ];
 
     pub fn named(name: &str) -> Option<Self> {
@@ -62,6 +67,9 @@ impl Fixture {
             Self::Progress => "test_tool_with_progress",
             Self::Logging => "test_tool_with_logging",
             Self::RequestLogging => "test_logging_tool",
+            Self::Elicitation(Form::User) => "test_elicitation",
+            Self::Elicitation(Form::Defaults) => "test_elicitation_sep1034_defaults",
+            Self::Elicitation(Form::Enums) => "test_elicitation_sep1330_enums",
         }
     }
 
@@ -77,6 +85,7 @@ impl Fixture {
             Self::Logging | Self::RequestLogging => {
                 "Conformance fixture: logs three info messages, if the client's level allows"
             }
+            Self::Elicitation(_) => "Conformance fixture: asks the client with a form",
         }
     }
 
@@ -90,7 +99,11 @@ impl Fixture {
         })
     }
 
-    pub async fn call(self, context: &RequestContext<RoleServer>) -> CallToolResult {
+    pub async fn call(
+        self,
+        arguments: Option<&JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
         match self {
             Self::SimpleText => CallToolResult::success(vec![ContentBlock::text(
                 "This is a simple text response for testing.",
@@ -119,6 +132,7 @@ impl Fixture {
             )]),
             Self::Progress => progress(context).await,
             Self::Logging | Self::RequestLogging => logging(context).await,
+            Self::Elicitation(form) => elicitation::ask(form, arguments, context).await,
         }
     }
 }

@@ -19,6 +19,7 @@
 
 mod auth;
 mod conformance_documents;
+mod conformance_elicitation;
 mod conformance_fixtures;
 mod guard;
 mod limits;

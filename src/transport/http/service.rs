@@ -49,7 +49,10 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if let Some(fixture) = Fixture::named(&request.name).filter(|_| self.fixtures) {
-            return Ok(fixture.call(&context).await.into());
+            return Ok(fixture
+                .call(request.arguments.as_ref(), &context)
+                .await
+                .into());
         }
         self.agents.call_tool(request, context).await
     }
