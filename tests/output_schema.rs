@@ -1,9 +1,8 @@
 //! `output_schema` over the built server with the fake CLI: the schema reaches codex by its
 //! flag and gemini in its prompt; a conforming answer comes back parsed as
-//! `structuredContent.output` (also from `job_wait` and
-//! `job_result`'s first page), a non-conforming one is an error naming
-//! why with the raw answer kept, and an invalid schema is refused before any CLI starts; the
-//! same through `cli-agent-mcp run --output-schema FILE`.
+//! `structuredContent.output` (also from `job_wait` and `job_result`'s first page), a
+//! non-conforming one is an error naming why with the raw answer kept, and an invalid schema
+//! is refused before any CLI starts; the same through `cli-agent-mcp run --output-schema FILE`.
 
 mod common;
 mod mcp;
