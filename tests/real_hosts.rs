@@ -2,8 +2,9 @@
 //! its MCP server; the host's model (the mock) calls our tool; our server runs another real CLI
 //! against the same mock; the inner answer comes back to the host's model and into the host's
 //! final answer; an inner CLI's edit in a worktree is reviewed and applied by the host's model.
-//! codex hosts claude, claude hosts codex. A CLI that is not installed skips locally and fails
-//! in CI (see tests/real).
+//! codex hosts claude, claude hosts codex; Claude Code asks our server for its prompts and
+//! resources when it connects. A CLI that is not installed skips locally and fails in CI (see
+//! tests/real).
 
 mod common;
 mod real;
