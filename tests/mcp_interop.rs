@@ -7,7 +7,7 @@
 //! has it hear the server's warnings and read a failed job's complete job_result;
 //! tests/interop/resources.py reads and subscribes to jobs as resources, gets a prompt and
 //! completes its arguments; tests/interop/delegate_questions.py answers the real claude's own
-//! permission questions.
+//! permission questions; tests/interop/output_schema.py gets answers validated against a schema.
 //!
 //! Without `.venv` the test is skipped with the command that sets it up, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where a missing client is a failure.
@@ -144,6 +144,26 @@ async fn the_python_sdk_reads_and_subscribes_to_jobs_gets_prompts_and_completes_
                 "{stdout}"
             );
         }
+    }
+}
+
+/// The SDK gets a schema-validated answer from codex (by its flag) and gemini (by its prompt),
+/// an error naming why for a non-conforming one, and a refusal for an invalid schema:
+/// tests/interop/output_schema.py says what it checks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_gets_answers_validated_against_an_output_schema_on_stdio_and_http() {
+    let Some(python) = venv_python() else {
+        common::skip_unless_required(&format!(
+            "the Python MCP SDK is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    for transport in ["stdio", "http"] {
+        let stdout = run_script(&python, "output_schema.py", &[transport]).await;
+        assert!(
+            stdout.contains(&format!("ok (output_schema over {transport})")),
+            "{stdout}"
+        );
     }
 }
 

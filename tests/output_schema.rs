@@ -1,8 +1,8 @@
 //! `output_schema` over the built server with the fake CLI: the schema reaches codex by its
 //! flag and gemini in its prompt; a conforming answer comes back parsed as
-//! `structuredContent.output` (also from `job_wait`), a non-conforming one is an error naming
-//! why with the raw answer kept, and an invalid schema is refused before any CLI starts; the
-//! same through `cli-agent-mcp run --output-schema FILE`.
+//! `structuredContent.output` (also from `job_wait` and `job_result`'s first page), a
+//! non-conforming one is an error naming why with the raw answer kept, and an invalid schema
+//! is refused before any CLI starts; the same through `cli-agent-mcp run --output-schema FILE`.
 
 mod common;
 mod mcp;
@@ -162,6 +162,17 @@ async fn a_background_jobs_output_comes_back_from_job_wait() {
     let job = &structured(&waited)["jobs"][0];
     assert_eq!(job["status"], "completed", "{waited:#}");
     assert_eq!(job["output"], json!({"verdict": "bad", "score": 0}));
+
+    let first = server.call("job_result", json!({"job_id": &id})).await;
+    assert_eq!(
+        structured(&first)["output"],
+        json!({"verdict": "bad", "score": 0}),
+        "job_result's first page: {first:#}"
+    );
+    let later = server
+        .call("job_result", json!({"job_id": &id, "offset": 1}))
+        .await;
+    assert!(structured(&later).get("output").is_none(), "{later:#}");
 }
 
 /// `cli-agent-mcp run --json --output-schema <schema> claude <prompt>` against the fake, in

@@ -2,8 +2,9 @@
 //! its MCP server; the host's model (the mock) calls our tool; our server runs another real CLI
 //! against the same mock; the inner answer comes back to the host's model and into the host's
 //! final answer; an inner CLI's edit in a worktree is reviewed and applied by the host's model.
-//! codex hosts claude, claude hosts codex. A CLI that is not installed skips locally and fails
-//! in CI (see tests/real).
+//! codex hosts claude, claude hosts codex; Claude Code asks our server for its prompts and
+//! resources when it connects. A CLI that is not installed skips locally and fails in CI (see
+//! tests/real).
 
 mod common;
 mod real;
@@ -33,6 +34,11 @@ struct World {
 impl World {
     /// `None` when either CLI is not installed.
     fn new(host: Agent, inner: Agent) -> Option<Self> {
+        Self::with_server_env(host, inner, &[])
+    }
+
+    /// As [`World::new`], our server also given `extra` settings.
+    fn with_server_env(host: Agent, inner: Agent, extra: &[(&str, String)]) -> Option<Self> {
         let (host_bin, inner_bin) = (real::installed(host)?, real::installed(inner)?);
         let mock = MockModel::start();
         let host = Sandbox::new(host, &host_bin, mock.port, Retries::Shortened);
@@ -47,6 +53,7 @@ impl World {
             // Our server and its guardian count as the host's processes.
             ("CAM_TEST_TAG", tag),
         ];
+        server_env.extend(extra.iter().cloned());
         // The inner CLI's environment, so that our server's sandbox finds its state dirs.
         server_env.extend(
             inner
@@ -386,6 +393,51 @@ fn assert_reviewed_and_applied(results: &[Value], edit: &ScriptedEdit) {
     let diff = diff["diff"].as_str().unwrap_or_default();
     assert_eq!(changed_lines(diff), edit.diff_lines(), "{diff}");
     assert_eq!(applied["written"], true, "{applied:#}");
+}
+
+/// Claude Code, hosting our server headless, asks it for its prompts (its slash commands) and
+/// its resources at connect time (tools/list, prompts/list, resources/list; not the templates),
+/// and gets ours: rmcp's debug log of our server (in a file) records each request and the
+/// result it answered. A first turn runs a job, so the second turn's server lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_as_host_lists_our_prompts_and_resources() {
+    let log = common::TempDir::new("host-server-log");
+    let log_file = log.file("server.log");
+    let extra = [
+        ("CAM_LOG", "info,rmcp=debug".to_owned()),
+        ("CAM_LOG_FILE", path(&log_file)),
+    ];
+    let Some(world) = World::with_server_env(clis::CLAUDE, clis::CODEX, &extra) else {
+        return;
+    };
+    let marker = unique("hosted");
+    let delegate = script(
+        clis::CODEX,
+        &json!({"prompt": format!("ANSWER: {marker}")}),
+        None,
+    );
+    let events = world.host_turn(&delegate).await;
+    assert!(final_answer(clis::CLAUDE, &events).contains(&marker));
+    world.host_turn("ANSWER: listed").await;
+
+    let log = std::fs::read_to_string(&log_file).expect("our server's log");
+    for (request, result, ours) in [
+        ("ListPromptsRequest", "ListPromptsResult", "second_opinion"),
+        ("ListResourcesRequest", "ListResourcesResult", "job://job_"),
+    ] {
+        assert!(
+            log.lines()
+                .any(|line| line.contains("received request") && line.contains(request)),
+            "claude never sent {request}:\n{log}"
+        );
+        assert!(
+            log.lines().any(|line| line.contains("response message")
+                && line.contains(result)
+                && line.contains(ours)),
+            "no {result} with {ours:?} went back:\n{log}"
+        );
+    }
+    world.assert_nothing_left().await;
 }
 
 /// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.

@@ -111,6 +111,65 @@ async fn a_finished_job_is_listed_and_each_of_its_documents_reads() {
     }
 }
 
+/// Jobs listed by `resources/list` a page (its size in src/mcp/resources.rs).
+const LIST_PAGE: usize = 50;
+
+/// Past the first page: `nextCursor` is followed to the end and every job is listed once. The
+/// jobs come from the light stand-in (tests/fixtures/quick-cli), all started at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resources_list_pages_by_cursor_through_every_job_once() {
+    let jobs = LIST_PAGE + 3;
+    let quick =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quick-cli/codex");
+    let mut server = Server::builder()
+        .env("CAM_CODEX_BIN", quick)
+        .env("CAM_MAX_RUNS", jobs.to_string())
+        .spawn();
+    server.initialize().await;
+    let mut calls = Vec::with_capacity(jobs);
+    for n in 0..jobs {
+        let prompt = format!("answer=job-{n}");
+        calls.push(
+            server
+                .start_call("codex", json!({"prompt": prompt}), None)
+                .await,
+        );
+    }
+    let mut expected = Vec::with_capacity(jobs);
+    for call in calls {
+        expected.push(job_id(&server.result(call).await));
+    }
+
+    let mut listed = Vec::new();
+    let mut pages = 0;
+    let mut cursor = None;
+    loop {
+        let params = cursor.map_or(json!({}), |cursor| json!({ "cursor": cursor }));
+        let page = ask(&mut server, "resources/list", params).await;
+        pages += 1;
+        listed.extend(
+            page["resources"]
+                .as_array()
+                .expect("resources")
+                .iter()
+                .filter_map(|resource| resource["uri"].as_str()?.strip_prefix("job://"))
+                .filter(|rest| !rest.contains('/'))
+                .map(str::to_owned),
+        );
+        match page["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 2, "{jobs} jobs at {LIST_PAGE} a page");
+    let mut once = listed.clone();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), listed.len(), "a job listed twice: {listed:?}");
+    expected.sort();
+    assert_eq!(once, expected);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_job_or_uri_is_resource_not_found_with_the_uri() {
     let mut server = Server::start().await;
