@@ -12,7 +12,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::TempDir;
-use mcp::{Server, all_text, is_error, texts};
+use mcp::{Server, all_text, is_error, job_id, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -318,13 +318,6 @@ async fn codex(server: &mut Server, workspace: &Path, prompt: &str, extra: Value
 fn done(result: &Value) -> &Value {
     assert!(!is_error(result), "the call failed: {}", all_text(result));
     &result["structuredContent"]
-}
-
-fn job_id(result: &Value) -> String {
-    result["structuredContent"]["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job id in {result}"))
-        .to_owned()
 }
 
 /// Call a review tool on a job.

@@ -10,20 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{TempDir, unique, wait_for_tagged, wait_until};
-use mcp::{Server, all_text, is_error, texts};
+use mcp::{Server, all_text, is_error, job_id, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
-
-fn job_id(result: &Value) -> String {
-    structured(result)["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job_id in {result:#}"))
-        .to_owned()
-}
 
 async fn first_page(server: &mut Server, id: &str) -> Value {
     let page = server.call("job_result", json!({"job_id": id})).await;

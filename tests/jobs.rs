@@ -9,20 +9,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{TempDir, assert_none_tagged, run_processes_of, unique, wait_for_tagged, wait_until};
-use mcp::{Server, all_text, is_error, texts};
+use mcp::{Server, all_text, is_error, job_id, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
-
-fn job_id(result: &Value) -> String {
-    structured(result)["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job_id in {result:#}"))
-        .to_owned()
-}
 
 /// A server keeping its jobs in `state`.
 fn server_with_state(state: &Path) -> mcp::Builder {

@@ -9,14 +9,10 @@ mod real;
 
 use cli_agent_engine::{Agent, clis};
 use common::wait_until;
-use mcp::{Server, is_error, texts};
+use mcp::{Server, is_error, structured, texts};
 use nix::sys::signal::Signal;
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
 
 fn assert_completed(result: &Value) {
     assert!(!is_error(result), "{result:#}");

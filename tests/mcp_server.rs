@@ -9,7 +9,7 @@ mod mcp;
 use std::time::{Duration, Instant};
 
 use common::{TempDir, assert_none_tagged, tagged_pids, unique, wait_for_tagged, wait_until};
-use mcp::{JOB_TOOLS, Server, agents, all_text, is_error, texts};
+use mcp::{JOB_TOOLS, Server, agents, all_text, is_error, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -17,10 +17,6 @@ use serde_json::{Value, json};
 const GRACE: Duration = Duration::from_secs(1);
 /// What the lifecycle contract allows a shutdown: the grace plus 2 s.
 const SHUTDOWN_BOUND: Duration = Duration::from_secs(3);
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
 
 fn assert_completed(result: &Value) {
     assert!(!is_error(result), "{result:#}");

@@ -8,12 +8,8 @@ mod common;
 mod mcp;
 
 use common::TempDir;
-use mcp::{Server, all_text, is_error, texts};
+use mcp::{Server, all_text, is_error, structured, texts};
 use serde_json::{Value, json};
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
 
 fn verdict_schema() -> Value {
     json!({

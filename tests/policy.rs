@@ -13,12 +13,8 @@ use std::process::Stdio;
 use cli_agent_engine::{Agent, clis};
 use common::cli_fixtures::fixture;
 use common::{TempDir, fake_bin, wait_until};
-use mcp::{Server, all_text, is_error};
+use mcp::{Server, all_text, is_error, structured};
 use serde_json::{Value, json};
-
-fn structured(result: &Value) -> &Value {
-    &result["structuredContent"]
-}
 
 fn assert_completed(result: &Value) {
     assert!(!is_error(result), "{result:#}");

@@ -6,15 +6,8 @@
 mod common;
 mod mcp;
 
-use mcp::Server;
+use mcp::{Server, job_id};
 use serde_json::{Value, json};
-
-fn job_id(result: &Value) -> String {
-    result["structuredContent"]["job_id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no job_id in {result:#}"))
-        .to_owned()
-}
 
 /// The result of `method`; panics on an error.
 async fn ask(server: &mut Server, method: &str, params: Value) -> Value {

@@ -500,3 +500,16 @@ pub fn all_text(result: &Value) -> String {
 pub fn is_error(result: &Value) -> bool {
     result["isError"] == true
 }
+
+/// A tool result's `structuredContent`.
+pub fn structured(result: &Value) -> &Value {
+    &result["structuredContent"]
+}
+
+/// The job a tool result names.
+pub fn job_id(result: &Value) -> String {
+    structured(result)["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job_id in {result:#}"))
+        .to_owned()
+}
