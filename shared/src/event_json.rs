@@ -55,6 +55,8 @@ impl AgentEvent {
                 object.optional_number("http_status", *http_status);
             }
             Self::TurnAborted { message } => object.string("message", message),
+            // Rare: serde_json writes it, after our tag.
+            Self::Question(question) => object.fields_of(question),
         }
         object.out.push(b'}');
     }
@@ -72,6 +74,7 @@ impl AgentEvent {
             Self::TurnCompleted { .. } => "turn_completed",
             Self::TurnFailed { .. } => "turn_failed",
             Self::TurnAborted { .. } => "turn_aborted",
+            Self::Question(_) => "question",
         }
     }
 }
@@ -194,6 +197,7 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
 mod tests {
     use super::*;
     use crate::outcome::Usage;
+    use crate::question::{PersonAnswer, PersonQuestion, QuestionAbout};
 
     /// Strings with every byte serde_json escapes, and some it does not.
     fn strings() -> Vec<String> {
@@ -260,6 +264,23 @@ mod tests {
                     message: text.clone(),
                     http_status: Some(429),
                 },
+                AgentEvent::Question(PersonQuestion {
+                    about: QuestionAbout::ToolPermission {
+                        tool: text.clone(),
+                        input: text.clone(),
+                    },
+                    answer: PersonAnswer::Allowed,
+                    answered_by: some.clone(),
+                    why: None,
+                }),
+                AgentEvent::Question(PersonQuestion {
+                    about: QuestionAbout::ServerBounds {
+                        bounds: text.clone(),
+                    },
+                    answer: PersonAnswer::NobodyToAsk,
+                    answered_by: None,
+                    why: some.clone(),
+                }),
                 AgentEvent::TurnAborted { message: text },
             ]);
         }

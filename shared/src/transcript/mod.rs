@@ -130,6 +130,8 @@ impl Transcript {
             }
             AgentEvent::Usage(usage) => self.usage = Some(usage),
             AgentEvent::Notice { level, message } => self.notice(level, &message),
+            // The person's answers shape the run (the CLI hears them), not its outcome.
+            AgentEvent::Question(_) => {}
             // The first terminal event decides: an interrupt after a finished turn is noise.
             _ if self.terminal.is_some() => {}
             AgentEvent::TurnCompleted { answer } => {
