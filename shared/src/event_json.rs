@@ -38,10 +38,9 @@ impl AgentEvent {
                 object.optional_number("exit_code", *exit_code);
                 object.raw("success", if *success { "true" } else { "false" });
             }
-            Self::Usage(usage) => {
-                // Rare, and its cost is a float: serde_json writes it, after our tag.
-                object.fields_of(usage);
-            }
+            // Rare (and a float's cost): serde_json writes them, after our tag.
+            Self::Usage(usage) => object.fields_of(usage),
+            Self::Question(question) => object.fields_of(question),
             Self::Notice { level, message } => {
                 object.string("level", level.name());
                 object.string("message", message);
@@ -55,8 +54,6 @@ impl AgentEvent {
                 object.optional_number("http_status", *http_status);
             }
             Self::TurnAborted { message } => object.string("message", message),
-            // Rare: serde_json writes it, after our tag.
-            Self::Question(question) => object.fields_of(question),
         }
         object.out.push(b'}');
     }
