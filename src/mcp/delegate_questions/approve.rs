@@ -137,17 +137,17 @@ impl Approver {
             let why = "the call's client is gone, so nobody can be asked";
             return Ruling::unasked(PersonAnswer::NobodyToAsk, why);
         };
-        let answered = ask_person(peer, self.ask(asked), timeout).await;
-        let by_the_person = answered.as_ref().err().is_none_or(|no| no.by_the_person());
-        Ruling {
-            answer: answered
-                .as_ref()
-                .map_or_else(|no_leave| no_leave.answer(), |()| PersonAnswer::Allowed),
-            answered_by: by_the_person.then(|| client_name(peer)),
-            why: answered
-                .err()
-                .map(|no_leave| no_leave.to_string())
-                .unwrap_or_default(),
+        match ask_person(peer, self.ask(asked), timeout).await {
+            Ok(()) => Ruling {
+                answer: PersonAnswer::Allowed,
+                answered_by: Some(client_name(peer)),
+                why: String::new(),
+            },
+            Err(no_leave) => Ruling {
+                answer: no_leave.answer(),
+                answered_by: no_leave.by_the_person().then(|| client_name(peer)),
+                why: no_leave.to_string(),
+            },
         }
     }
 
@@ -322,6 +322,56 @@ mod tests {
                 assert!(message.contains(expected), "{expected:?} in {message}");
             }
         }
+    }
+
+    #[tokio::test]
+    async fn each_question_and_its_answer_is_recorded_in_the_jobs_transcript() {
+        use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Store};
+        let dir = std::env::temp_dir().join(format!("approve-{}", JobId::random()));
+        let store = Store::open(&dir).unwrap();
+        let id = JobId::random();
+        let job = NewJob {
+            id: &id,
+            agent: clis::CLAUDE,
+            origin: Origin::Call,
+            workspace: &dir,
+            permission: Permission::ReadOnly,
+            model: None,
+            session_id: None,
+            prompt: "fix it",
+            status: JobStatus::Running,
+            allowed_past: None,
+        };
+        store.insert(&job).unwrap();
+        let mut run = RunRequest::new(clis::CLAUDE, "fix it", &dir);
+        run.permission = Permission::ReadOnly;
+        let approver = Approver::for_run(&run, None, ASK, Some(store.recorder(&id))).unwrap();
+        approver
+            .verdict(question("Write", json!({"file_path": "a"})))
+            .await;
+        approver
+            .verdict(question("Bash", json!({"command": "ls"})))
+            .await;
+        store.recorder(&id).flush();
+        let page = store.transcript_page(&id, 0, 10).unwrap().expect("a page");
+        let _ = std::fs::remove_dir_all(&dir);
+        let events: Vec<Value> = page
+            .text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(
+            events,
+            [
+                json!({"type": "question", "about": "tool_permission", "tool": "Write",
+                    "input": r#"{"file_path":"a"}"#, "answer": "denied_without_asking",
+                    "answered_by": null, "why": "a read-only call edits no files"}),
+                json!({"type": "question", "about": "tool_permission", "tool": "Bash",
+                    "input": r#"{"command":"ls"}"#, "answer": "nobody_to_ask",
+                    "answered_by": null,
+                    "why": "the call's client is gone, so nobody can be asked"}),
+            ]
+        );
     }
 
     #[test]
