@@ -58,13 +58,3 @@ impl PersonAnswer {
         }
     }
 }
-
-impl PersonQuestion {
-    /// What was asked, in one line: `Bash {"command":"ls"}`, or the bounds.
-    pub fn asked(&self) -> String {
-        match &self.about {
-            QuestionAbout::ToolPermission { tool, input } => format!("{tool} {input}"),
-            QuestionAbout::ServerBounds { bounds } => bounds.clone(),
-        }
-    }
-}
