@@ -4,7 +4,8 @@
 //! markdown with the HTML in it escaped, its error), a cancel through the owning server, an
 //! isolated job's changes (its diff escaped, apply and discard behind the same guard as
 //! cancel, a conflicting apply refused naming the file, the worktrees' disk use), an in-place
-//! job's revert button, and the end on SIGTERM with feeds open.
+//! job's revert button, a job the person let past the bounds (what, and the question and
+//! answer first among its events), and the end on SIGTERM with feeds open.
 
 mod common;
 mod mcp;
@@ -567,4 +568,69 @@ async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
         (&view["state"], &view["actions"]),
         (&json!("reverted"), &json!([]))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_job_the_person_let_past_the_bounds_shows_what_and_the_question_in_its_events() {
+    let (state, workspace) = (TempDir::new("dash-asked"), TempDir::new("dash-asked-ws"));
+    let mut server = mcp::Server::builder()
+        .env("CAM_STATE_DIR", state.path())
+        .env("CAM_SANDBOX", "off")
+        .env("CAM_ALLOWED_ROOTS", workspace.path())
+        .env("CAM_MAX_PERMISSION", "workspace-write")
+        .spawn();
+    let capabilities = json!({"elicitation": {"form": {}}});
+    server
+        .initialize_declaring(mcp::LEGACY_VERSION, capabilities)
+        .await;
+    let arguments = json!({"prompt": "answer=done", "workspace": workspace.path(),
+        "permission": "unlimited", "background": true});
+    let call = server.start_call("codex", arguments, None).await;
+    let question = server.server_request("elicitation/create", &[]).await;
+    let allow = json!({"action": "accept", "content": {"allow": true}});
+    server.respond(&question["id"], allow).await;
+    let started = server.result(call).await;
+    let id = started["structuredContent"]["job_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no job id in {started:#}"))
+        .to_owned();
+
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+    let mut feed = dashboard
+        .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
+        .await;
+    feed.wait_for("the end of the feed", |name, _| {
+        (name == "end").then_some(())
+    })
+    .await;
+    let job = feed
+        .messages
+        .iter()
+        .find_map(|(name, data)| job_in(name, data, &id))
+        .expect("the job's record");
+    let allowed = job["allowed_past"].as_str().unwrap_or_default();
+    assert!(allowed.contains("permission unlimited"), "{job:#}");
+    let events: Vec<Value> = feed
+        .messages
+        .iter()
+        .filter(|(name, _)| name == "lines")
+        .flat_map(|(_, data)| data["text"].as_str().unwrap().lines())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let first = &events[0];
+    assert_eq!(first["type"], "question", "the first event: {events:#?}");
+    assert_eq!(first["about"], "server_bounds", "{first:#}");
+    assert_eq!(first["bounds"], allowed, "{first:#}");
+    assert_eq!(first["answer"], "allowed", "{first:#}");
+    assert_eq!(first["answered_by"], "cli-agent-mcp-tests", "{first:#}");
+
+    let page = dashboard
+        .send(&Request::get(&format!("/jobs/{id}")).cookie(&cookie))
+        .await;
+    assert!(page.body.contains(r#"id="allowed-past""#), "{}", page.body);
+    let script = dashboard.send(&Request::get("/assets/job.js")).await;
+    for shown in ["case 'question'", "job.allowed_past", "answered_by"] {
+        assert!(script.body.contains(shown), "the page shows {shown}");
+    }
 }

@@ -4,7 +4,9 @@
 //! and the question arrives at this client as an elicitation. Accept: the command runs (its
 //! output reaches the answer). Decline: it does not, and the answer says what was denied. A
 //! file edit a read-only call may not make is denied without asking. Once the run is over,
-//! its endpoint refuses connections. Skips when claude is not installed (see tests/real).
+//! its endpoint refuses connections. Each question and its answer is an event of the job's
+//! transcript (`job_result transcript: true`): asked and answered before the command's result,
+//! saying who answered. Skips when claude is not installed (see tests/real).
 
 mod common;
 mod mcp;
@@ -41,6 +43,37 @@ async fn serve() -> Option<(MockModel, Sandbox, Server)> {
         .initialize_declaring(mcp::LEGACY_VERSION, json!({"elicitation": {"form": {}}}))
         .await;
     Some((mock, sandbox, server))
+}
+
+/// The events of job `result`'s transcript, in order.
+async fn transcript(server: &mut Server, result: &Value) -> Vec<Value> {
+    let id = &result["structuredContent"]["job_id"];
+    let arguments = json!({"job_id": id, "transcript": true, "limit": 10_000});
+    let page = server.call("job_result", arguments).await;
+    let lines = page["structuredContent"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    let events = lines
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"));
+    events.collect()
+}
+
+/// The one question in `events`, checked to come before the turn ends; `before` is the
+/// `type` of an event the answer must precede as well (the tool's result, when it ran).
+fn the_question<'a>(events: &'a [Value], before: &[&str]) -> &'a Value {
+    let at = |kind: &str| events.iter().position(|event| event["type"] == kind);
+    let questions: Vec<_> = events.iter().filter(|e| e["type"] == "question").collect();
+    assert_eq!(questions.len(), 1, "one question: {events:#?}");
+    let asked = at("question").expect("asked");
+    for kind in before.iter().chain(&["turn_completed"]) {
+        let then = at(kind).unwrap_or_else(|| panic!("no {kind}: {events:#?}"));
+        assert!(
+            asked < then,
+            "the question comes before {kind}: {events:#?}"
+        );
+    }
+    questions[0]
 }
 
 fn answer(result: &Value) -> String {
@@ -90,9 +123,29 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
         assert!(message.contains(expected), "{expected:?} in {message}");
     }
     assert!(answer(&result).contains("tool said: 42"), "{result:#}");
+    let events = transcript(&mut server, &result).await;
+    let allowed = the_question(&events, &["tool_finished"]);
+    assert_eq!(allowed["about"], "tool_permission", "{allowed:#}");
+    assert_eq!(allowed["tool"], "Bash", "{allowed:#}");
+    assert!(
+        allowed["input"].as_str().unwrap().contains("expr 6"),
+        "{allowed:#}"
+    );
+    assert_eq!(allowed["answer"], "allowed", "{allowed:#}");
+    assert_eq!(allowed["answered_by"], "cli-agent-mcp-tests", "{allowed:#}");
 
     let decline = json!({"action": "decline"});
     let (_, result) = call_answering(&mut server, SHELL, decline).await;
+    let events = transcript(&mut server, &result).await;
+    let declined = the_question(&events, &[]);
+    assert_eq!(
+        (&declined["tool"], &declined["answer"]),
+        (&json!("Bash"), &json!("declined"))
+    );
+    assert_eq!(
+        declined["answered_by"], "cli-agent-mcp-tests",
+        "{declined:#}"
+    );
     let said = answer(&result);
     assert!(
         !said.contains("tool said: 42"),
@@ -113,6 +166,14 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
     let said = answer(&result);
     assert!(said.contains("a read-only call edits no files"), "{said}");
     assert_eq!(asked(&server).len(), before, "a forbidden edit was asked");
+    let events = transcript(&mut server, &result).await;
+    let unasked = the_question(&events, &[]);
+    assert_eq!(unasked["answer"], "denied_without_asking", "{unasked:#}");
+    assert_eq!(unasked["answered_by"], Value::Null, "{unasked:#}");
+    assert_eq!(
+        unasked["why"], "a read-only call edits no files",
+        "{unasked:#}"
+    );
 
     let opened = endpoints(&server);
     assert_eq!(opened.len(), 3, "one endpoint per run: {opened:?}");

@@ -167,8 +167,8 @@ async fn the_python_sdk_gets_answers_validated_against_an_output_schema_on_stdio
     }
 }
 
-/// The SDK as the person the real claude's permission question reaches (against the mock):
-/// tests/interop/delegate_questions.py says what it checks.
+/// The SDK as the person the real claude's permission question reaches (against the mock), on
+/// stdio and on Streamable HTTP: tests/interop/delegate_questions.py says what it checks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_answers_the_real_claudes_own_permission_questions() {
     let Some(python) = venv_python() else {
@@ -195,26 +195,30 @@ async fn the_python_sdk_answers_the_real_claudes_own_permission_questions() {
     );
     env.insert("PATH".into(), std::env::var("PATH").unwrap_or_default());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/interop/delegate_questions.py");
-    let output = Command::new(&python)
-        .arg(&script)
-        .arg(mcp::binary())
-        .arg(&sandbox.workspace)
-        .env(
-            "SERVER_ENV",
-            serde_json::to_string(&env).expect("the env as JSON"),
-        )
-        .env("INTEROP_AGENTS", "claude")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("run the Python client");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("ok (delegate questions)"),
-        "{}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
+    for transport in ["stdio", "http"] {
+        let output = Command::new(&python)
+            .arg(&script)
+            .arg(mcp::binary())
+            .arg(&sandbox.workspace)
+            .arg(transport)
+            .env(
+                "SERVER_ENV",
+                serde_json::to_string(&env).expect("the env as JSON"),
+            )
+            .env("INTEROP_AGENTS", "claude")
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("run the Python client");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success()
+                && stdout.contains(&format!("ok (delegate questions over {transport})")),
+            "{transport}: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 /// Run tests/interop/`script` with `args` (its transport, after its mode if it takes one); its

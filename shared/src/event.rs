@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::outcome::Usage;
+use crate::question::PersonQuestion;
 
 /// Something the agent did, as parsed from one line of its JSONL output.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -44,6 +45,9 @@ pub enum AgentEvent {
     /// The CLI stopped the turn itself, e.g. after an interrupt: cancelled when the
     /// engine asked for it, failed otherwise.
     TurnAborted { message: String },
+    /// A question put to the person on the run's behalf, and its answer: never from a CLI's
+    /// output, recorded by whoever asked.
+    Question(PersonQuestion),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -115,6 +119,7 @@ impl AgentEvent {
             Self::TurnCompleted { .. } => ["turn completed", "", ""],
             Self::TurnFailed { message, .. } => ["turn failed: ", first_line(message), ""],
             Self::TurnAborted { message } => ["turn aborted: ", first_line(message), ""],
+            Self::Question(question) => ["asked the person: ", question.answer.name(), ""],
         }))
     }
 }

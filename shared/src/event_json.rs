@@ -38,10 +38,9 @@ impl AgentEvent {
                 object.optional_number("exit_code", *exit_code);
                 object.raw("success", if *success { "true" } else { "false" });
             }
-            Self::Usage(usage) => {
-                // Rare, and its cost is a float: serde_json writes it, after our tag.
-                object.fields_of(usage);
-            }
+            // Rare (and a float's cost): serde_json writes them, after our tag.
+            Self::Usage(usage) => object.fields_of(usage),
+            Self::Question(question) => object.fields_of(question),
             Self::Notice { level, message } => {
                 object.string("level", level.name());
                 object.string("message", message);
@@ -72,6 +71,7 @@ impl AgentEvent {
             Self::TurnCompleted { .. } => "turn_completed",
             Self::TurnFailed { .. } => "turn_failed",
             Self::TurnAborted { .. } => "turn_aborted",
+            Self::Question(_) => "question",
         }
     }
 }
@@ -194,6 +194,7 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
 mod tests {
     use super::*;
     use crate::outcome::Usage;
+    use crate::question::{PersonAnswer, PersonQuestion, QuestionAbout};
 
     /// Strings with every byte serde_json escapes, and some it does not.
     fn strings() -> Vec<String> {
@@ -260,6 +261,23 @@ mod tests {
                     message: text.clone(),
                     http_status: Some(429),
                 },
+                AgentEvent::Question(PersonQuestion {
+                    about: QuestionAbout::ToolPermission {
+                        tool: text.clone(),
+                        input: text.clone(),
+                    },
+                    answer: PersonAnswer::Allowed,
+                    answered_by: some.clone(),
+                    why: None,
+                }),
+                AgentEvent::Question(PersonQuestion {
+                    about: QuestionAbout::ServerBounds {
+                        bounds: text.clone(),
+                    },
+                    answer: PersonAnswer::NobodyToAsk,
+                    answered_by: None,
+                    why: some.clone(),
+                }),
                 AgentEvent::TurnAborted { message: text },
             ]);
         }

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, Prepared, SetupError, Status,
+    Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, PersonQuestion, Prepared, SetupError,
+    Status,
 };
 use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, broadcast};
@@ -74,6 +75,8 @@ pub struct JobOptions {
     pub save_to: Option<PathBuf>,
     /// The bounds the person let this call past when asked, in their words.
     pub allowed_past: Option<String>,
+    /// Questions the person answered before the job existed: its transcript's first events.
+    pub asked_before: Vec<PersonQuestion>,
 }
 
 impl Jobs {
@@ -119,19 +122,22 @@ impl Jobs {
             .map_err(|problem| JobsError::StoreUnusable(problem.clone()))
     }
 
-    /// Record a prepared run as a job and start it (or queue it) in a task of its own.
+    /// The recorder of job `id`'s transcript (which may not exist yet), if the store is usable.
+    pub fn transcript(&self, id: &JobId) -> Option<Recorder> {
+        self.store.as_ref().ok().map(|store| store.recorder(id))
+    }
+
+    /// Record a prepared run as job `id` (fresh from [`JobId::random`]) and start it (or
+    /// queue it) in a task of its own.
     pub async fn start(
         self: &Arc<Self>,
+        id: JobId,
         prepared: Prepared,
         origin: Origin,
-        options: JobOptions,
+        mut options: JobOptions,
     ) -> Arc<Job> {
         let request = prepared.request().clone();
-        let job = Arc::new(Job::new(
-            JobId::random(),
-            request.agent,
-            self.shutdown.child_token(),
-        ));
+        let job = Arc::new(Job::new(id, request.agent, self.shutdown.child_token()));
         let id = job.id.clone();
         let allowed_past = options.allowed_past.clone();
         // Recorded before the call answers: the id it hands out must resolve.
@@ -150,6 +156,14 @@ impl Jobs {
             })
         })
         .await;
+        let asked: Vec<_> = options
+            .asked_before
+            .drain(..)
+            .map(AgentEvent::Question)
+            .collect();
+        if let Some(transcript) = self.transcript(&job.id).filter(|_| !asked.is_empty()) {
+            transcript.events(&asked);
+        }
         self.lock().jobs.insert(job.id.clone(), job.clone());
         self.changes.send(JobChange::Added(job.id.clone()));
         self.runs

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use cli_agent_engine::RunRequest;
+use cli_agent_engine::{PersonAnswer, PersonQuestion, QuestionAbout, RunRequest};
 use rmcp::RoleServer;
 use rmcp::service::{ElicitationError, Peer, ServiceError};
 use schemars::JsonSchema;
@@ -64,6 +64,8 @@ impl BeyondBounds {
 pub enum NoLeave {
     #[error("the person declined")]
     Declined,
+    #[error("the person cancelled the question")]
+    Cancelled,
     #[error("the person did not tick `allow`")]
     NotTicked,
     #[error("the client cannot ask the person (no elicitation capability)")]
@@ -72,6 +74,31 @@ pub enum NoLeave {
     NoAnswer(Duration),
     #[error("asking the person failed: {0}")]
     Failed(String),
+}
+
+impl NoLeave {
+    /// The answer, as the job's transcript records it.
+    pub fn answer(&self) -> PersonAnswer {
+        match self {
+            Self::Declined | Self::NotTicked => PersonAnswer::Declined,
+            Self::Cancelled => PersonAnswer::Cancelled,
+            Self::NoAnswer(_) => PersonAnswer::TimedOut,
+            Self::CannotAsk | Self::Failed(_) => PersonAnswer::NobodyToAsk,
+        }
+    }
+
+    /// Whether the person gave this answer (rather than nobody).
+    pub fn by_the_person(&self) -> bool {
+        matches!(self, Self::Declined | Self::NotTicked | Self::Cancelled)
+    }
+}
+
+/// The client the person answers through, by the name it gave.
+pub fn client_name(peer: &Peer<RoleServer>) -> String {
+    peer.peer_info().map_or_else(
+        || "the MCP client".to_owned(),
+        |info| info.client_info.name.clone(),
+    )
 }
 
 /// Ask the person `question` in a form with one `allow` checkbox, waiting up to `timeout`:
@@ -87,9 +114,8 @@ pub async fn ask_person(
     match answer {
         Ok(Some(Permit { allow: true })) => Ok(()),
         Ok(_) => Err(NoLeave::NotTicked),
-        Err(ElicitationError::UserDeclined | ElicitationError::UserCancelled) => {
-            Err(NoLeave::Declined)
-        }
+        Err(ElicitationError::UserDeclined) => Err(NoLeave::Declined),
+        Err(ElicitationError::UserCancelled) => Err(NoLeave::Cancelled),
         Err(ElicitationError::CapabilityNotSupported) => Err(NoLeave::CannotAsk),
         Err(ElicitationError::Service(ServiceError::Timeout { timeout })) => {
             Err(NoLeave::NoAnswer(timeout))
@@ -102,6 +128,19 @@ pub async fn ask_person(
 pub fn allowed_past(bounds: &[Refusal]) -> Option<String> {
     let words: Vec<_> = bounds.iter().map(Refusal::for_the_person).collect();
     (!words.is_empty()).then(|| words.join("; "))
+}
+
+/// The transcript's record that the person let a call past `bounds` through `client`, for its
+/// job (asked before the job existed).
+pub fn allowed_past_question(bounds: &[Refusal], client: String) -> Option<PersonQuestion> {
+    Some(PersonQuestion {
+        about: QuestionAbout::ServerBounds {
+            bounds: allowed_past(bounds)?,
+        },
+        answer: PersonAnswer::Allowed,
+        answered_by: Some(client),
+        why: None,
+    })
 }
 
 /// The question: who asks what, past which bounds.

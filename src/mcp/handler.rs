@@ -37,7 +37,7 @@ use super::session::session_key;
 use super::subscriptions::{self, Subscriptions};
 use super::tasks;
 use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
-use crate::jobs::store::Origin;
+use crate::jobs::store::{JobId, Origin};
 use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
 
 const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
@@ -324,7 +324,10 @@ impl AgentServer {
         if self.shutdown.is_triggered() {
             return Err(result::shutting_down(agent));
         }
-        let questions = Endpoint::open(&call.run, Some(peer), self.beyond_bounds).await;
+        let id = JobId::random();
+        let transcript = self.jobs.transcript(&id);
+        let client = ask::client_name(&peer);
+        let questions = Endpoint::open(&call.run, Some(peer), self.beyond_bounds, transcript).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
             .jobs
@@ -338,8 +341,9 @@ impl AgentServer {
         let options = JobOptions {
             save_to: call.save_to,
             allowed_past: ask::allowed_past(&call.beyond_bounds),
+            asked_before: Vec::from_iter(ask::allowed_past_question(&call.beyond_bounds, client)),
         };
-        let job = self.jobs.start(prepared, origin, options).await;
+        let job = self.jobs.start(id, prepared, origin, options).await;
         if let Some(endpoint) = questions {
             let finished = job.clone();
             tokio::spawn(async move {

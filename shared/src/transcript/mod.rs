@@ -130,28 +130,35 @@ impl Transcript {
             }
             AgentEvent::Usage(usage) => self.usage = Some(usage),
             AgentEvent::Notice { level, message } => self.notice(level, &message),
-            // The first terminal event decides: an interrupt after a finished turn is noise.
-            _ if self.terminal.is_some() => {}
+            // The person's answers shape the run (the CLI hears them), not its outcome.
+            AgentEvent::Question(_) => {}
+            ending => self.end_turn(ending),
+        }
+    }
+
+    /// The first terminal event decides: an interrupt after a finished turn is noise.
+    fn end_turn(&mut self, event: AgentEvent) {
+        if self.terminal.is_some() {
+            return;
+        }
+        self.terminal = match event {
             AgentEvent::TurnCompleted { answer } => {
                 self.final_answer = answer.filter(|answer| !answer.is_empty());
-                self.terminal = Some(Terminal::Completed);
+                Some(Terminal::Completed)
             }
             AgentEvent::TurnFailed { message, .. } if self.stop_requested => {
-                self.terminal = Some(Terminal::Aborted { message });
+                Some(Terminal::Aborted { message })
             }
             AgentEvent::TurnFailed {
                 message,
                 http_status,
-            } => {
-                self.terminal = Some(Terminal::Failed {
-                    message,
-                    http_status,
-                })
-            }
-            AgentEvent::TurnAborted { message } => {
-                self.terminal = Some(Terminal::Aborted { message });
-            }
-        }
+            } => Some(Terminal::Failed {
+                message,
+                http_status,
+            }),
+            AgentEvent::TurnAborted { message } => Some(Terminal::Aborted { message }),
+            _ => None,
+        };
     }
 
     /// A whole message replaces the last one; deltas build one up, the first of them starting

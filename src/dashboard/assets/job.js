@@ -34,6 +34,9 @@ function showJob(message) {
   $('model').textContent = job.model || model || '–';
   $('session').textContent = job.session_id || '–';
   $('prompt').textContent = job.prompt_preview;
+  // What the person let this call past when asked: the server's bounds, in their words.
+  $('allowed-past-label').hidden = $('allowed-past').hidden = !job.allowed_past;
+  $('allowed-past').textContent = job.allowed_past || '';
   $('cancel').hidden = FINISHED.has(job.status);
   if (job.error) {
     $('error').hidden = false;
@@ -61,9 +64,19 @@ function describe(event) {
     case 'turn_completed': return 'turn completed';
     case 'turn_failed': return `turn failed: ${event.message}`;
     case 'turn_aborted': return `turn aborted: ${event.message}`;
+    case 'question': return question(event);
     case 'dropped': return `${event.events} events (${event.bytes} bytes) dropped here by the transcript size cap`;
     default: return JSON.stringify(event);
   }
+}
+
+/** A question put to the person on the job's behalf, its answer, and who gave it. */
+function question(event) {
+  const asked = event.about === 'tool_permission'
+    ? `the agent asks to use ${event.tool} ${event.input}` : `the call goes past: ${event.bounds}`;
+  const answer = event.answer.replaceAll('_', ' ');
+  const by = event.answered_by ? ` by the person, through ${event.answered_by}` : ' by the server';
+  return `${asked} → ${answer}${by}${event.why ? ` (${event.why})` : ''}`;
 }
 
 function showLines(message) {
@@ -75,7 +88,8 @@ function showLines(message) {
     try { event = JSON.parse(line); } catch { event = { type: 'unreadable', text: line }; }
     if (event.type === 'usage') usage = event;
     if (event.type === 'session_started' && event.model) model = event.model;
-    const failed = event.type === 'tool_finished' && !event.success ? 'failed' : null;
+    const failed = (event.type === 'tool_finished' && !event.success)
+      || (event.type === 'question' && event.answer !== 'allowed') ? 'failed' : null;
     rows.push(el('li', { class: [event.type, failed].filter(Boolean).join(' ') },
       el('span', { class: 'kind' }, event.type), el('span', { class: 'text' }, describe(event))));
     events += 1;

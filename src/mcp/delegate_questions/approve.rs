@@ -5,7 +5,9 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cli_agent_engine::{Agent, Permission, RunRequest};
+use cli_agent_engine::{
+    Agent, AgentEvent, Permission, PersonAnswer, PersonQuestion, QuestionAbout, RunRequest,
+};
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
@@ -17,7 +19,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::mcp::ask::{BeyondBounds, ask_person};
+use crate::jobs::store::Recorder;
+use crate::mcp::ask::{BeyondBounds, ask_person, client_name};
 
 /// The endpoint's one tool.
 pub const APPROVE: &str = "approve";
@@ -52,7 +55,28 @@ enum Verdict {
     },
 }
 
-/// Answers one run's questions: asks the person through `peer`, within the run's level.
+/// How a question was settled, before it becomes the CLI's verdict and a transcript event.
+struct Ruling {
+    answer: PersonAnswer,
+    /// The client the person answered through; `None` when the server answered itself.
+    answered_by: Option<String>,
+    /// Why it was not allowed.
+    why: String,
+}
+
+impl Ruling {
+    /// Denied by the server itself, nobody asked.
+    fn unasked(answer: PersonAnswer, why: &str) -> Self {
+        Self {
+            answer,
+            answered_by: None,
+            why: why.to_owned(),
+        }
+    }
+}
+
+/// Answers one run's questions: asks the person through `peer`, within the run's level, and
+/// records each question and its answer in the job's transcript.
 #[derive(Clone)]
 pub struct Approver {
     agent: Agent,
@@ -60,14 +84,17 @@ pub struct Approver {
     permission: Permission,
     peer: Option<Peer<RoleServer>>,
     how: BeyondBounds,
+    transcript: Option<Arc<Recorder>>,
 }
 
 impl Approver {
     /// `None` at `unlimited`, where the CLI asks nothing.
+    /// `transcript` is the job's, where each question and answer is recorded.
     pub fn for_run(
         run: &RunRequest,
         peer: Option<Peer<RoleServer>>,
         how: BeyondBounds,
+        transcript: Option<Recorder>,
     ) -> Option<Self> {
         (run.permission < Permission::Unlimited).then(|| Self {
             agent: run.agent,
@@ -75,43 +102,67 @@ impl Approver {
             permission: run.permission,
             peer,
             how,
+            transcript: transcript.map(Arc::new),
         })
     }
 
     async fn verdict(&self, question: Question) -> Verdict {
-        let asked = self.describe(&question);
-        if self.permission == Permission::ReadOnly
-            && FILE_EDIT_TOOLS.contains(&question.tool_name.as_str())
-        {
-            return self.deny(&asked, "a read-only call edits no files");
-        }
-        let BeyondBounds::Ask { timeout } = self.how else {
-            return self.deny(
-                &asked,
-                "this server never asks the person (--ask-beyond-bounds refuse)",
-            );
-        };
-        let Some(peer) = &self.peer else {
-            return self.deny(&asked, "the call's client is gone, so nobody can be asked");
-        };
-        match ask_person(peer, self.ask(&asked), timeout).await {
-            Ok(()) => {
+        let input = shown_input(&question.input);
+        let asked = format!("{}'s {} {input}", self.agent, question.tool_name);
+        let ruling = self.rule(&question.tool_name, &asked).await;
+        self.record(question.tool_name, input, &ruling);
+        match ruling.answer {
+            PersonAnswer::Allowed => {
                 tracing::info!(agent = %self.agent, "the person allowed {asked}");
                 Verdict::Allow {
                     updated_input: question.input,
                 }
             }
-            Err(no_leave) => self.deny(&asked, &no_leave.to_string()),
+            _ => self.deny(&asked, &ruling.why),
         }
     }
 
-    /// `claude's Bash {"command":…}`, the input cut short.
-    fn describe(&self, question: &Question) -> String {
-        let mut input = question.input.to_string();
-        if input.chars().count() > INPUT_SHOWN {
-            input = input.chars().take(INPUT_SHOWN).chain(['…']).collect();
+    /// Settle the question `asked` about `tool`: without asking what the level forbids or
+    /// where nobody can be asked, else by the person's answer.
+    async fn rule(&self, tool: &str, asked: &str) -> Ruling {
+        if self.permission == Permission::ReadOnly && FILE_EDIT_TOOLS.contains(&tool) {
+            let why = "a read-only call edits no files";
+            return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
         }
-        format!("{}'s {} {input}", self.agent, question.tool_name)
+        let BeyondBounds::Ask { timeout } = self.how else {
+            let why = "this server never asks the person (--ask-beyond-bounds refuse)";
+            return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
+        };
+        let Some(peer) = &self.peer else {
+            let why = "the call's client is gone, so nobody can be asked";
+            return Ruling::unasked(PersonAnswer::NobodyToAsk, why);
+        };
+        match ask_person(peer, self.ask(asked), timeout).await {
+            Ok(()) => Ruling {
+                answer: PersonAnswer::Allowed,
+                answered_by: Some(client_name(peer)),
+                why: String::new(),
+            },
+            Err(no_leave) => Ruling {
+                answer: no_leave.answer(),
+                answered_by: no_leave.by_the_person().then(|| client_name(peer)),
+                why: no_leave.to_string(),
+            },
+        }
+    }
+
+    /// The question and its answer, in the job's transcript.
+    fn record(&self, tool: String, input: String, ruling: &Ruling) {
+        let Some(transcript) = &self.transcript else {
+            return;
+        };
+        let question = PersonQuestion {
+            about: QuestionAbout::ToolPermission { tool, input },
+            answer: ruling.answer,
+            why: ruling.answered_by.is_none().then(|| ruling.why.clone()),
+            answered_by: ruling.answered_by.clone(),
+        };
+        transcript.events(&[AgentEvent::Question(question)]);
     }
 
     fn ask(&self, asked: &str) -> String {
@@ -134,6 +185,15 @@ impl Approver {
         );
         Verdict::Deny { message }
     }
+}
+
+/// A tool's input as JSON, cut short.
+fn shown_input(input: &Value) -> String {
+    let mut shown = input.to_string();
+    if shown.chars().count() > INPUT_SHOWN {
+        shown = shown.chars().take(INPUT_SHOWN).chain(['…']).collect();
+    }
+    shown
 }
 
 fn tool() -> Tool {
@@ -199,7 +259,7 @@ mod tests {
     fn approver(permission: Permission, how: BeyondBounds) -> Approver {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = permission;
-        Approver::for_run(&run, None, how).expect("below unlimited")
+        Approver::for_run(&run, None, how, None).expect("below unlimited")
     }
 
     fn question(tool_name: &str, input: Value) -> Question {
@@ -264,10 +324,60 @@ mod tests {
         }
     }
 
+    #[tokio::test]
+    async fn each_question_and_its_answer_is_recorded_in_the_jobs_transcript() {
+        use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Store};
+        let dir = std::env::temp_dir().join(format!("approve-{}", JobId::random()));
+        let store = Store::open(&dir).unwrap();
+        let id = JobId::random();
+        let job = NewJob {
+            id: &id,
+            agent: clis::CLAUDE,
+            origin: Origin::Call,
+            workspace: &dir,
+            permission: Permission::ReadOnly,
+            model: None,
+            session_id: None,
+            prompt: "fix it",
+            status: JobStatus::Running,
+            allowed_past: None,
+        };
+        store.insert(&job).unwrap();
+        let mut run = RunRequest::new(clis::CLAUDE, "fix it", &dir);
+        run.permission = Permission::ReadOnly;
+        let approver = Approver::for_run(&run, None, ASK, Some(store.recorder(&id))).unwrap();
+        approver
+            .verdict(question("Write", json!({"file_path": "a"})))
+            .await;
+        approver
+            .verdict(question("Bash", json!({"command": "ls"})))
+            .await;
+        store.recorder(&id).flush();
+        let page = store.transcript_page(&id, 0, 10).unwrap().expect("a page");
+        let _ = std::fs::remove_dir_all(&dir);
+        let events: Vec<Value> = page
+            .text
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(
+            events,
+            [
+                json!({"type": "question", "about": "tool_permission", "tool": "Write",
+                    "input": r#"{"file_path":"a"}"#, "answer": "denied_without_asking",
+                    "answered_by": null, "why": "a read-only call edits no files"}),
+                json!({"type": "question", "about": "tool_permission", "tool": "Bash",
+                    "input": r#"{"command":"ls"}"#, "answer": "nobody_to_ask",
+                    "answered_by": null,
+                    "why": "the call's client is gone, so nobody can be asked"}),
+            ]
+        );
+    }
+
     #[test]
     fn nothing_asks_at_unlimited() {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = Permission::Unlimited;
-        assert!(Approver::for_run(&run, None, ASK).is_none());
+        assert!(Approver::for_run(&run, None, ASK, None).is_none());
     }
 }

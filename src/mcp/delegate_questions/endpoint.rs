@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use super::approve::{APPROVE, Approver};
 use crate::bearer::Token;
 use crate::dashboard::Secret;
+use crate::jobs::store::Recorder;
 use crate::mcp::ask::BeyondBounds;
 
 /// Where the endpoint serves MCP.
@@ -32,14 +33,16 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// An endpoint for `run` if its CLI has a hook and its level asks at all; `None` otherwise
-    /// or when it cannot listen (the CLI then refuses on its own, as without a hook).
+    /// or when it cannot listen (the CLI then refuses on its own, as without a hook). Each
+    /// question and its answer go to `transcript`, the job's.
     pub async fn open(
         run: &RunRequest,
         peer: Option<Peer<RoleServer>>,
         how: BeyondBounds,
+        transcript: Option<Recorder>,
     ) -> Option<Self> {
         run.agent.cli().question_hook()?;
-        let approver = Approver::for_run(run, peer, how)?;
+        let approver = Approver::for_run(run, peer, how, transcript)?;
         match Self::listen(approver).await {
             Ok(endpoint) => {
                 let url = &endpoint.address.url;
@@ -152,7 +155,7 @@ mod tests {
         let how = BeyondBounds::Ask {
             timeout: Duration::from_secs(1),
         };
-        let endpoint = Endpoint::open(&run, None, how)
+        let endpoint = Endpoint::open(&run, None, how, None)
             .await
             .expect("claude has a hook");
         let address = endpoint.address();
@@ -178,9 +181,9 @@ mod tests {
     async fn no_endpoint_for_a_cli_without_a_hook_or_at_unlimited() {
         let how = BeyondBounds::Refuse;
         let codex = RunRequest::new(clis::CODEX, "fix it", "/tmp");
-        assert!(Endpoint::open(&codex, None, how).await.is_none());
+        assert!(Endpoint::open(&codex, None, how, None).await.is_none());
         let mut claude = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
         claude.permission = cli_agent_engine::Permission::Unlimited;
-        assert!(Endpoint::open(&claude, None, how).await.is_none());
+        assert!(Endpoint::open(&claude, None, how, None).await.is_none());
     }
 }
