@@ -158,6 +158,12 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
     ] {
         assert!(said.contains(expected), "{expected:?} in {said}");
     }
+    let warnings = result["structuredContent"]["warnings"].to_string();
+    assert!(
+        warnings.contains("cli-agent-mcp denied claude's Bash")
+            && warnings.contains("the person declined"),
+        "the result names the denial, whatever the agent says: {warnings}"
+    );
 
     let before = asked(&server).len();
     let result = server

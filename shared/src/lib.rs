@@ -23,7 +23,7 @@ mod open_calls;
 pub mod outcome;
 pub mod output_schema;
 pub mod process;
-mod question;
+pub mod question;
 pub mod redact;
 pub mod request;
 pub mod sandbox;

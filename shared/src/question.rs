@@ -58,3 +58,45 @@ impl PersonAnswer {
         }
     }
 }
+
+/// How a denial sent back to a CLI starts; the rest names what was denied and why.
+const DENIAL: &str = "cli-agent-mcp denied ";
+/// Where a denial's how-to-allow part starts.
+const HOW_TO_ALLOW: &str = ". To allow it, ";
+
+/// The message a CLI gets for a request it was denied: what, why and how to allow it. The
+/// engine finds it again in the tool's result (see [`denial_in`]), so the run's warnings name
+/// every denial even when the agent does not repeat it.
+pub fn denial_message(asked: &str, why: &str, how_to_allow: &str) -> String {
+    format!("{DENIAL}{asked}: {why}{HOW_TO_ALLOW}{how_to_allow}")
+}
+
+/// A denial made with [`denial_message`] in a line of the CLI's output (the tool's result,
+/// JSON-escaped as the CLI wrote it): "denied <what>: <why>".
+pub fn denial_in(line: &str) -> Option<String> {
+    let start = line.find(DENIAL)? + DENIAL.len() - "denied ".len();
+    let rest = &line[start..];
+    let end = rest.find(HOW_TO_ALLOW)?;
+    Some(rest[..end].replace("\\\"", "\"").replace("\\\\", "\\"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_denial_is_found_again_in_the_json_line_the_cli_writes() {
+        let message = denial_message(
+            "claude's Bash `echo \"hi\"`",
+            "the person declined",
+            "call with a higher permission level",
+        );
+        let line = serde_json::json!({"type": "user", "content": [{"content": message}]});
+
+        assert_eq!(
+            denial_in(&line.to_string()).as_deref(),
+            Some("denied claude's Bash `echo \"hi\"`: the person declined")
+        );
+        assert_eq!(denial_in(r#"{"content":"permission denied"}"#), None);
+    }
+}

@@ -288,10 +288,16 @@ impl<'o> RunState<'o> {
     }
 
     /// A finished tool call on a line that tells of a refused write is noted, so the outcome
-    /// can say what the sandbox refused. Only tool ends are looked at: they are few.
+    /// can say what the sandbox refused; one the person or the server denied (a question
+    /// answered no) is a warning of its own. Only tool ends are looked at: they are few.
     fn note_refusal(&mut self, line: &str, first_new: usize) {
         for event in &self.events[first_new..] {
-            if let AgentEvent::ToolFinished { name, command, .. } = event
+            if !matches!(event, AgentEvent::ToolFinished { .. }) {
+                continue;
+            }
+            if let Some(denial) = crate::question::denial_in(line) {
+                self.transcript.warn(format!("cli-agent-mcp {denial}"));
+            } else if let AgentEvent::ToolFinished { name, command, .. } = event
                 && sandbox::tells_of_refusal(line)
             {
                 let call = command

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use cli_agent_engine::question;
 use cli_agent_engine::{
     Agent, AgentEvent, Permission, PersonAnswer, PersonQuestion, QuestionAbout, RunRequest,
 };
@@ -177,12 +178,12 @@ impl Approver {
 
     fn deny(&self, asked: &str, why: &str) -> Verdict {
         tracing::info!(agent = %self.agent, "denied {asked}: {why}");
-        let message = format!(
-            "cli-agent-mcp denied {asked}: {why}. To allow it, call with a higher permission \
-             level than {} or, where the level allows it, from an MCP client that supports \
-             elicitation and allow it when asked",
+        let how_to_allow = format!(
+            "call with a higher permission level than {} or, where the level allows it, from \
+             an MCP client that supports elicitation and allow it when asked",
             self.permission
         );
+        let message = question::denial_message(asked, why, &how_to_allow);
         Verdict::Deny { message }
     }
 }
