@@ -72,10 +72,9 @@ pub fn denial_message(asked: &str, why: &str, how_to_allow: &str) -> String {
 }
 
 /// A denial made with [`denial_message`] in a line of the CLI's output (the tool's result,
-/// JSON-escaped as the CLI wrote it): "denied <what>: <why>".
+/// JSON-escaped as the CLI wrote it): "cli-agent-mcp denied <what>: <why>".
 pub fn denial_in(line: &str) -> Option<String> {
-    let start = line.find(DENIAL)? + DENIAL.len() - "denied ".len();
-    let rest = &line[start..];
+    let rest = &line[line.find(DENIAL)?..];
     let end = rest.find(HOW_TO_ALLOW)?;
     Some(rest[..end].replace("\\\"", "\"").replace("\\\\", "\\"))
 }
@@ -95,7 +94,7 @@ mod tests {
 
         assert_eq!(
             denial_in(&line.to_string()).as_deref(),
-            Some("denied claude's Bash `echo \"hi\"`: the person declined")
+            Some("cli-agent-mcp denied claude's Bash `echo \"hi\"`: the person declined")
         );
         assert_eq!(denial_in(r#"{"content":"permission denied"}"#), None);
     }

@@ -296,7 +296,7 @@ impl<'o> RunState<'o> {
                 continue;
             }
             if let Some(denial) = crate::question::denial_in(line) {
-                self.transcript.warn(format!("cli-agent-mcp {denial}"));
+                self.transcript.warn(denial);
             } else if let AgentEvent::ToolFinished { name, command, .. } = event
                 && sandbox::tells_of_refusal(line)
             {
