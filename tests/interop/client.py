@@ -156,12 +156,25 @@ def http_server(binary: str, env: dict[str, str]):
             process.wait()
 
 
+@contextlib.asynccontextmanager
+async def connected(binary: str, env: dict[str, str], transport: str, cwd: str | None = None,
+                    **client_options):
+    """A Client of `serve` over `transport`: stdio, or http (its own server, with a token)."""
+    if transport == "http":
+        with http_server(binary, env) as (url, token):
+            headers = {"Authorization": f"Bearer {token}"}
+            async with create_mcp_http_client(headers=headers) as http:
+                server = streamable_http_client(url, http_client=http)
+                async with Client(server, **client_options) as client:
+                    yield client
+    else:
+        server = StdioServerParameters(command=binary, args=["serve"], env=env, cwd=cwd)
+        async with Client(server, **client_options) as client:
+            yield client
+
+
 # The agent tools in the server's order, as the Rust side names them.
 AGENTS = os.environ["INTEROP_AGENTS"].split(",")
-
-
-def connect(server, mode: str) -> Client:
-    return Client(server, mode=mode, read_timeout_seconds=60)
 
 
 async def exercise(client: Client, tag: str) -> None:
@@ -183,16 +196,8 @@ async def main(binary: str, fake_bin: str, tag: str, mode: str, transport: str =
     state = tempfile.mkdtemp(prefix="cam-interop-state-")
     env["CAM_STATE_DIR"] = state
     try:
-        if transport == "http":
-            with http_server(binary, env) as (url, token):
-                headers = {"Authorization": f"Bearer {token}"}
-                async with create_mcp_http_client(headers=headers) as http:
-                    async with connect(streamable_http_client(url, http_client=http), mode) as client:
-                        await exercise(client, tag)
-        else:
-            server = StdioServerParameters(command=binary, args=["serve"], env=env)
-            async with connect(server, mode) as client:
-                await exercise(client, tag)
+        async with connected(binary, env, transport, mode=mode, read_timeout_seconds=60) as client:
+            await exercise(client, tag)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     print(f"ok ({mode} over {transport})")

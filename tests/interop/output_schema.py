@@ -18,11 +18,9 @@ import sys
 import tempfile
 
 import anyio
-from mcp import Client, StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import Client
 
-from client import AGENTS, check, http_server
+from client import AGENTS, check, connected
 
 SCHEMA = {
     "type": "object",
@@ -104,20 +102,10 @@ async def main(binary: str, fake_bin: str, transport: str) -> None:
     env["CAM_SANDBOX"] = "off"
     argv_out = os.path.join(state, "argv.json")
 
-    def connect(server) -> Client:
-        return Client(server, mode="legacy", read_timeout_seconds=60)
-
     try:
-        if transport == "http":
-            with http_server(binary, env) as (url, token):
-                headers = {"Authorization": f"Bearer {token}"}
-                async with create_mcp_http_client(headers=headers) as http:
-                    async with connect(streamable_http_client(url, http_client=http)) as client:
-                        await exercise(client, argv_out)
-        else:
-            server = StdioServerParameters(command=binary, args=["serve"], env=env, cwd=state)
-            async with connect(server) as client:
-                await exercise(client, argv_out)
+        async with connected(binary, env, transport, cwd=state, mode="legacy",
+                             read_timeout_seconds=60) as client:
+            await exercise(client, argv_out)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     print(f"ok (output_schema over {transport})")

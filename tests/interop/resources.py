@@ -19,11 +19,9 @@ import tempfile
 import time
 
 import anyio
-from mcp import Client, StdioServerParameters, types
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import Client, types
 
-from client import AGENTS, DEADLINE_SECONDS, check, http_server
+from client import AGENTS, DEADLINE_SECONDS, check, connected
 
 
 async def prompts_and_agent_completion(client: Client) -> None:
@@ -116,10 +114,6 @@ async def exercise(client: Client, mode: str, updates: list[str]) -> None:
         await listen_subscription(client)
 
 
-def connect(server, mode: str, updates: list[str]) -> Client:
-    return Client(server, mode=mode, read_timeout_seconds=60, message_handler=recording(updates))
-
-
 def recording(updates: list[str]):
     """A message handler that notes the URI of every notifications/resources/updated."""
 
@@ -138,17 +132,9 @@ async def main(binary: str, fake_bin: str, mode: str, transport: str) -> None:
     env["CAM_STATE_DIR"] = state
     updates: list[str] = []
     try:
-        if transport == "http":
-            with http_server(binary, env) as (url, token):
-                headers = {"Authorization": f"Bearer {token}"}
-                async with create_mcp_http_client(headers=headers) as http:
-                    server = streamable_http_client(url, http_client=http)
-                    async with connect(server, mode, updates) as client:
-                        await exercise(client, mode, updates)
-        else:
-            server = StdioServerParameters(command=binary, args=["serve"], env=env)
-            async with connect(server, mode, updates) as client:
-                await exercise(client, mode, updates)
+        async with connected(binary, env, transport, mode=mode, read_timeout_seconds=60,
+                             message_handler=recording(updates)) as client:
+            await exercise(client, mode, updates)
     finally:
         shutil.rmtree(state, ignore_errors=True)
     print(f"ok ({mode} over {transport})")
