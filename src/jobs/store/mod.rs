@@ -9,6 +9,7 @@ mod feed;
 mod id;
 mod owners;
 mod pages;
+mod parked;
 mod queries;
 mod record;
 mod recorder;
@@ -31,9 +32,11 @@ use rusqlite::Connection;
 pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
+pub use parked::ParkedAnswer;
 pub use queries::now_ms;
 pub use record::{
-    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,
+    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, ParkedQuestion, TextPage,
+    TreeSummary,
 };
 pub use recorder::Recorder;
 pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};

@@ -92,7 +92,7 @@ impl Store {
     }
 }
 
-fn interrupt(tx: &rusqlite::Transaction, id: &str) -> rusqlite::Result<usize> {
+pub(super) fn interrupt(tx: &rusqlite::Transaction, id: &str) -> rusqlite::Result<usize> {
     tx.execute(
         &format!(
             "UPDATE jobs SET status = 'interrupted', finished_ms = ?2

@@ -14,7 +14,7 @@ use super::{Store, StoreError};
 
 /// The prompt's first characters kept in the row.
 const PREVIEW_CHARS: usize = 200;
-pub(super) const UNFINISHED: &str = "('queued', 'running')";
+pub(super) const UNFINISHED: &str = "('queued', 'running', 'needs_input')";
 
 /// The columns [`record`] reads, in its order.
 pub(super) const RECORD: &str =
@@ -25,7 +25,11 @@ pub(super) const RECORD: &str =
     tree ->> '$.tree.isolation', tree_state, tree ->> '$.tree.worktree.branch',
     tree ->> '$.tree.worktree.path', outcome ->> '$.tree.changes.files_changed',
     outcome ->> '$.tree.changes.lines_added', outcome ->> '$.tree.changes.lines_removed',
-    allowed_past";
+    allowed_past,
+    CASE WHEN status = 'needs_input' THEN (
+        SELECT json_object('number', number, 'asked', asked, 'asked_ms', asked_ms)
+        FROM questions WHERE job_id = jobs.id AND answer IS NULL ORDER BY number LIMIT 1
+    ) END";
 
 impl Store {
     pub fn insert(&self, job: &NewJob) -> Result<(), StoreError> {
@@ -171,11 +175,13 @@ impl Store {
         let old =
             format!("SELECT id FROM jobs WHERE finished_ms < ?1 AND status NOT IN {UNFINISHED}");
         let trees = old_trees(&tx, &old, cutoff).map_err(self.fail())?;
-        tx.execute(
-            &format!("DELETE FROM chunks WHERE job_id IN ({old})"),
-            [cutoff],
-        )
-        .map_err(self.fail())?;
+        for table in ["chunks", "questions"] {
+            tx.execute(
+                &format!("DELETE FROM {table} WHERE job_id IN ({old})"),
+                [cutoff],
+            )
+            .map_err(self.fail())?;
+        }
         let pruned = tx
             .execute(&format!("DELETE FROM jobs WHERE id IN ({old})"), [cutoff])
             .map_err(self.fail())?;
@@ -246,6 +252,7 @@ pub(super) fn record(row: &Row) -> rusqlite::Result<JobRecord> {
         },
         tree: tree_summary(row, 22)?,
         allowed_past: row.get(29)?,
+        waiting_for: json(row, 30)?,
     })
 }
 

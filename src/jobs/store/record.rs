@@ -11,12 +11,14 @@ use super::id::JobId;
 use super::trees::TreeState;
 use cli_agent_engine::isolation::Isolation;
 
-/// Where a job is in its life. `queued` and `running` are the unfinished states.
+/// Where a job is in its life. `queued`, `running` and `needs_input` are the unfinished states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     Queued,
     Running,
+    /// Running, and waiting for the person to answer a question on the dashboard.
+    NeedsInput,
     Completed,
     Failed,
     Cancelled,
@@ -26,9 +28,10 @@ pub enum JobStatus {
 }
 
 impl JobStatus {
-    pub const ALL: [JobStatus; 7] = [
+    pub const ALL: [JobStatus; 8] = [
         Self::Queued,
         Self::Running,
+        Self::NeedsInput,
         Self::Completed,
         Self::Failed,
         Self::Cancelled,
@@ -40,6 +43,7 @@ impl JobStatus {
         match self {
             Self::Queued => "queued",
             Self::Running => "running",
+            Self::NeedsInput => "needs_input",
             Self::Completed => "completed",
             Self::Failed => "failed",
             Self::Cancelled => "cancelled",
@@ -49,7 +53,7 @@ impl JobStatus {
     }
 
     pub fn is_finished(self) -> bool {
-        !matches!(self, Self::Queued | Self::Running)
+        !matches!(self, Self::Queued | Self::Running | Self::NeedsInput)
     }
 
     /// The job status a run's outcome gives.
@@ -78,8 +82,8 @@ impl FromStr for JobStatus {
             .find(|status| status.name() == s)
             .ok_or_else(|| {
                 format!(
-                    "unknown job status `{s}`: expected one of queued, running, completed, \
-                     failed, cancelled, timed_out, interrupted"
+                    "unknown job status `{s}`: expected one of queued, running, needs_input, \
+                     completed, failed, cancelled, timed_out, interrupted"
                 )
             })
     }
@@ -215,6 +219,20 @@ pub struct JobRecord {
     /// stayed within them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_past: Option<String>,
+    /// The question it waits on the person to answer on the dashboard (`needs_input`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<ParkedQuestion>,
+}
+
+/// A question a job waits on the person to answer on the dashboard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ParkedQuestion {
+    /// Its number within the job, from 1: the dashboard answers it by this.
+    pub number: u32,
+    /// The question, as the person reads it.
+    pub asked: String,
+    /// Unix milliseconds.
+    pub asked_ms: u64,
 }
 
 /// A job's tree in brief: `job_diff` and `jobs show` tell the rest.

@@ -4,7 +4,7 @@
 use rusqlite::{Connection, TransactionBehavior};
 
 /// Each step takes the schema from version `index` to `index + 1`.
-const MIGRATIONS: &[&str] = &[V1, V2, V3, V4];
+const MIGRATIONS: &[&str] = &[V1, V2, V3, V4, V5];
 
 pub const VERSION: i64 = MIGRATIONS.len() as i64;
 
@@ -80,6 +80,24 @@ ALTER TABLE jobs ADD COLUMN tree_state TEXT;
 /// they were asked in); NULL for a job that stayed within them.
 const V4: &str = "
 ALTER TABLE jobs ADD COLUMN allowed_past TEXT;
+";
+
+/// `questions` holds the questions a job parked for the person to answer on the dashboard
+/// (`--park-questions`): `answer` is NULL while it waits, then `allowed`, `declined`, or
+/// `withdrawn` when the run stopped waiting first. A job with one waiting is `needs_input`, an
+/// unfinished state the partial index now covers too.
+const V5: &str = "
+CREATE TABLE questions (
+    job_id TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    asked TEXT NOT NULL,
+    asked_ms INTEGER NOT NULL,
+    answer TEXT,
+    answered_ms INTEGER,
+    PRIMARY KEY (job_id, number)
+) STRICT;
+DROP INDEX jobs_unfinished;
+CREATE INDEX jobs_unfinished ON jobs (status) WHERE status IN ('queued', 'running', 'needs_input');
 ";
 
 /// Brings the database to [`VERSION`]; refuses one newer than this code.

@@ -32,7 +32,7 @@ impl Drop for TempDir {
 const NO_CAP: u64 = u64::MAX / 4;
 
 /// A store without a transcript cap in a fresh directory.
-fn open(name: &str) -> (TempDir, Store) {
+pub(super) fn open(name: &str) -> (TempDir, Store) {
     let dir = TempDir::new(name);
     let store = Store::open_with(dir.path(), NO_CAP).unwrap();
     (dir, store)
@@ -102,7 +102,7 @@ fn raw(store: &Store) -> rusqlite::Connection {
     conn
 }
 
-fn set_owner(store: &Store, id: &JobId, owner: Owner) {
+pub(super) fn set_owner(store: &Store, id: &JobId, owner: Owner) {
     raw(store)
         .execute(
             "UPDATE jobs SET owner_pid = ?2, owner_start = ?3 WHERE id = ?1",
@@ -111,12 +111,12 @@ fn set_owner(store: &Store, id: &JobId, owner: Owner) {
         .unwrap();
 }
 
-fn status(store: &Store, id: &JobId) -> JobStatus {
+pub(super) fn status(store: &Store, id: &JobId) -> JobStatus {
     store.get(id).unwrap().unwrap().status
 }
 
 /// An owner that existed and is gone: a child, spawned, killed and reaped.
-fn dead_owner() -> Owner {
+pub(super) fn dead_owner() -> Owner {
     let mut child = std::process::Command::new("sleep")
         .arg("60")
         .spawn()
