@@ -58,17 +58,6 @@ impl JobPage {
     }
 }
 
-/// The CSRF value the job page carries for its cancel button.
-async fn csrf_of_page(dashboard: &Dashboard, cookie: &str, id: &str) -> String {
-    let page = dashboard
-        .send(&Request::get(&format!("/jobs/{id}")).cookie(cookie))
-        .await;
-    assert_eq!(page.status, 200, "{page:?}");
-    let marker = r#"<meta name="csrf" content=""#;
-    let start = page.body.find(marker).expect("a csrf meta tag") + marker.len();
-    page.body[start..].split('"').next().unwrap().to_owned()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_printed_token_logs_in_one_browser_once_and_every_page_needs_its_cookie() {
     let state = TempDir::new("dash-auth");
@@ -172,7 +161,7 @@ async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_pa
     assert_eq!(later["status"], "running", "{later:#}");
 
     let cancel = format!("/jobs/{id}/cancel");
-    let csrf = csrf_of_page(&dashboard, &cookie, &id).await;
+    let csrf = dashboard.csrf_of_page(&cookie, &id).await;
     let refused = [
         Request::post(&cancel).cookie(&cookie),
         Request::post(&cancel)
@@ -431,7 +420,7 @@ async fn an_isolated_jobs_page_shows_its_diff_escaped_and_applies_or_discards_it
     );
     assert!(disk["bytes"].as_u64() > Some(0), "{disk:#}");
 
-    let csrf = csrf_of_page(&dashboard, &cookie, &first).await;
+    let csrf = dashboard.csrf_of_page(&cookie, &first).await;
     let apply = format!("/jobs/{first}/apply");
     let discard = format!("/jobs/{first}/discard");
     for path in [&apply, &discard] {
@@ -542,7 +531,7 @@ async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
         "{html}"
     );
 
-    let csrf = csrf_of_page(&dashboard, &cookie, &id).await;
+    let csrf = dashboard.csrf_of_page(&cookie, &id).await;
     let isolated_only = button(&dashboard, &cookie, &csrf, &format!("/jobs/{id}/apply"));
     let refused = dashboard.send(&isolated_only).await;
     assert_eq!(refused.status, 409, "{refused:?}");

@@ -6,25 +6,30 @@
 //! file edit a read-only call may not make is denied without asking. Once the run is over,
 //! its endpoint refuses connections. Each question and its answer is an event of the job's
 //! transcript (`job_result transcript: true`): asked and answered before the command's result,
-//! saying who answered. Skips when claude is not installed (see tests/real).
+//! saying who answered. With `--park-questions`, a question nobody can be asked through the
+//! client (this one declares no elicitation) waits, its job `needs_input` as `job_wait` and the
+//! dashboard show, until the person answers on the job's dashboard page. Skips when claude is
+//! not installed (see tests/real).
 
 mod common;
 mod mcp;
 mod real;
+mod web;
 
 use cli_agent_engine::clis;
-use common::wait_until;
-use mcp::{Server, is_error};
+use common::{TempDir, wait_until};
+use mcp::{Builder, Server, is_error};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
+use web::{Dashboard, Request, background};
 
 const ELICIT: &str = "elicitation/create";
 /// A command claude does not count as read-only (it lets `expr` alone run unasked), whose
 /// output the prompt does not contain.
 const SHELL: &str = "RUN_SHELL: sh -c \"expr 6 '*' 7\"";
 
-/// The mock model, claude's sandbox and a server whose client can be asked.
-async fn serve() -> Option<(MockModel, Sandbox, Server)> {
+/// The mock model, claude's sandbox and a server for claude in it, still to be spawned.
+fn claude_server() -> Option<(MockModel, Sandbox, Builder)> {
     let bin = real::installed(clis::CLAUDE)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(clis::CLAUDE, &bin, mock.port, Retries::Shortened);
@@ -33,12 +38,17 @@ async fn serve() -> Option<(MockModel, Sandbox, Server)> {
         .iter()
         .fold(Server::builder(), |builder, (key, value)| {
             builder.env(key, value)
-        });
-    let mut server = builder
+        })
         .env(&clis::CLAUDE.env_var("BIN"), &sandbox.wrapper)
         .env("CAM_ASK_TIMEOUT_SECS", "120")
-        .cwd(&sandbox.workspace)
-        .spawn();
+        .cwd(&sandbox.workspace);
+    Some((mock, sandbox, builder))
+}
+
+/// The mock model, claude's sandbox and a server whose client can be asked.
+async fn serve() -> Option<(MockModel, Sandbox, Server)> {
+    let (mock, sandbox, builder) = claude_server()?;
+    let mut server = builder.spawn();
     server
         .initialize_declaring(mcp::LEGACY_VERSION, json!({"elicitation": {"form": {}}}))
         .await;
@@ -189,4 +199,124 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
         })
         .await;
     }
+}
+
+/// `job_wait` on job `id` until it returns (early, once the job waits on the person): the
+/// job's report and the text for the model.
+async fn wait_on(server: &mut Server, id: &str) -> (Value, String) {
+    let arguments = json!({"job_ids": [id], "timeout_secs": 600});
+    let waited = server.call("job_wait", arguments).await;
+    assert!(!is_error(&waited), "{waited:#}");
+    let text = waited["content"][0]["text"].as_str().unwrap_or_default();
+    (
+        waited["structuredContent"]["jobs"][0].clone(),
+        text.to_owned(),
+    )
+}
+
+/// Start claude on `SHELL` in the background; `job_wait` returns as it starts to wait on the
+/// person, saying what it asks and who answers; its page shows the question. The job's id.
+async fn parked_job(server: &mut Server, dashboard: &Dashboard, cookie: &str) -> String {
+    let id = background(server, "claude", SHELL).await;
+    let (report, said) = wait_on(server, &id).await;
+    assert_eq!(report["status"], "needs_input", "{report:#}");
+    let asked = report["waiting_for"].as_str().unwrap_or_default();
+    for expected in [
+        "claude's Bash",
+        "expr 6",
+        "Not asked through the client",
+        "read-only",
+    ] {
+        assert!(asked.contains(expected), "{expected:?} in {report:#}");
+    }
+    for expected in ["waits for the person", "dashboard", "No tool answers it"] {
+        assert!(said.contains(expected), "{expected:?} in {said}");
+    }
+    let request = Request::get(&format!("/jobs/{id}/events")).cookie(cookie);
+    let mut feed = dashboard.feed(&request).await;
+    let shown = feed
+        .wait_for("the job waiting in its page's feed", |name, data| {
+            let job = &data["job"];
+            (name == "job" && job["status"] == "needs_input").then(|| job["waiting_for"].clone())
+        })
+        .await;
+    assert_eq!(shown["number"], 1, "{shown:#}");
+    assert!(
+        shown["asked"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("expr 6"),
+        "{shown:#}"
+    );
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_park_questions_a_question_nobody_can_be_asked_waits_for_the_dashboard() {
+    let Some((_mock, _sandbox, builder)) = claude_server() else {
+        return;
+    };
+    let state = TempDir::new("park-questions");
+    let mut server = builder
+        .env("CAM_STATE_DIR", state.path())
+        .arg("--park-questions")
+        .spawn();
+    server.initialize().await;
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+
+    let id = parked_job(&mut server, &dashboard, &cookie).await;
+    let answered = dashboard
+        .post_from_page(&cookie, &id, &format!("/jobs/{id}/questions/1/allow"))
+        .await;
+    assert_eq!(answered.json()["result"], "answered", "{answered:?}");
+    let again = dashboard
+        .post_from_page(&cookie, &id, &format!("/jobs/{id}/questions/1/decline"))
+        .await;
+    assert_eq!(again.json()["result"], "already_settled", "{again:?}");
+    let (report, _) = wait_on(&mut server, &id).await;
+    assert_eq!(report["status"], "completed", "{report:#}");
+    assert!(
+        report["answer"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("tool said: 42"),
+        "the allowed command ran: {report:#}"
+    );
+    let result = json!({"structuredContent": {"job_id": id}});
+    let events = transcript(&mut server, &result).await;
+    let allowed = the_question(&events, &["tool_finished"]);
+    assert_eq!(
+        (&allowed["answer"], &allowed["answered_by"]),
+        (&json!("allowed"), &json!("the dashboard")),
+        "{allowed:#}"
+    );
+
+    let id = parked_job(&mut server, &dashboard, &cookie).await;
+    let declined = dashboard
+        .post_from_page(&cookie, &id, &format!("/jobs/{id}/questions/1/decline"))
+        .await;
+    assert_eq!(declined.json()["result"], "answered", "{declined:?}");
+    let (report, _) = wait_on(&mut server, &id).await;
+    let said = report["answer"].as_str().unwrap_or_default();
+    assert!(
+        !said.contains("tool said: 42"),
+        "a declined command ran: {report:#}"
+    );
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("denied claude's Bash")
+            && warnings.contains("the person declined on the dashboard"),
+        "{report:#}"
+    );
+
+    let id = parked_job(&mut server, &dashboard, &cookie).await;
+    let cancelled = server.call("job_cancel", json!({"job_id": id})).await;
+    assert!(!is_error(&cancelled), "{cancelled:#}");
+    let (report, _) = wait_on(&mut server, &id).await;
+    assert_eq!(report["status"], "cancelled", "{report:#}");
+    let late = dashboard
+        .post_from_page(&cookie, &id, &format!("/jobs/{id}/questions/1/allow"))
+        .await;
+    assert_eq!(late.json()["result"], "already_settled", "{late:?}");
 }

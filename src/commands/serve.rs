@@ -121,6 +121,7 @@ async fn build(
             .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
         policy,
         beyond_bounds: beyond_bounds(args),
+        park_questions: args.park_questions,
         handoff_after: Duration::from_secs(args.handoff_secs),
         result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
         subscriptions: Arc::default(),

@@ -28,6 +28,7 @@ pub struct FileSettings {
     pub max_permission: Option<String>,
     pub ask_beyond_bounds: Option<String>,
     pub ask_timeout_secs: Option<u64>,
+    pub park_questions: Option<bool>,
     pub progress_heartbeat_secs: Option<u64>,
     pub max_runs: Option<u64>,
     pub max_worktrees: Option<u64>,

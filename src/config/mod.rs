@@ -245,6 +245,7 @@ mod tests {
             max_permission: Some("read-only".into()),
             ask_beyond_bounds: Some("refuse".into()),
             ask_timeout_secs: Some(1),
+            park_questions: Some(true),
             progress_heartbeat_secs: Some(1),
             max_runs: Some(1),
             handoff_secs: Some(1),

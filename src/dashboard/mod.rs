@@ -3,7 +3,8 @@
 //! takes plain values (a store, an address) and knows neither. Loopback only, behind a one-time token traded for a session
 //! cookie (`auth.rs`); the pages and their assets are embedded (`pages.rs`); the store is
 //! polled for what changed and pushed as server-sent events (`live/`); a job's changes are
-//! reviewed, applied, discarded or reverted from its page (`review.rs`). [`router`] gives the routes;
+//! reviewed, applied, discarded or reverted from its page (`review.rs`), and a question it waits
+//! on answered there (`questions.rs`). [`router`] gives the routes;
 //! `state` what they share.
 
 mod auth;
@@ -13,6 +14,7 @@ mod error;
 mod live;
 mod markdown;
 mod pages;
+mod questions;
 mod review;
 mod state;
 
@@ -34,6 +36,10 @@ pub fn router(state: DashboardState) -> Router {
         .route("/jobs/{id}", get(pages::job))
         .route("/jobs/{id}/events", get(live::job_feed))
         .route("/jobs/{id}/cancel", post(cancel::cancel))
+        .route(
+            "/jobs/{id}/questions/{number}/{verdict}",
+            post(questions::answer),
+        )
         .route("/jobs/{id}/review", get(review::show))
         .route("/jobs/{id}/apply", post(review::apply))
         .route("/jobs/{id}/discard", post(review::discard))

@@ -2,7 +2,7 @@
 //! means to stop it. The durable record is the store's; this is what waiting and cancelling
 //! need without a round trip to it.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use cli_agent_engine::{Agent, Outcome};
@@ -73,6 +73,8 @@ pub struct Job {
     cancel: CancellationToken,
     stop: OnceLock<StopReason>,
     state: watch::Sender<JobState>,
+    /// The question it waits on the person to answer on the dashboard, while it does.
+    waiting_for: Mutex<Option<String>>,
 }
 
 impl Job {
@@ -86,6 +88,7 @@ impl Job {
             cancel,
             stop: OnceLock::new(),
             state: watch::Sender::new(JobState::Queued),
+            waiting_for: Mutex::default(),
         }
     }
 
@@ -105,6 +108,30 @@ impl Job {
 
     pub fn state(&self) -> JobState {
         self.state.borrow().clone()
+    }
+
+    /// The question it waits on the person to answer on the dashboard, if it waits.
+    pub fn waiting_for(&self) -> Option<String> {
+        self.waiting_for
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Starts or stops waiting on the person; the progress line says which.
+    pub(super) fn set_waiting_for(&self, question: Option<&str>) {
+        let line = match question {
+            Some(question) => format!(
+                "waiting for the person to answer on the dashboard: {}",
+                question.lines().next().unwrap_or_default()
+            ),
+            None => "the person's answer taken; running on".to_owned(),
+        };
+        *self
+            .waiting_for
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = question.map(str::to_owned);
+        self.progress.set(line);
     }
 
     pub fn elapsed(&self) -> Duration {

@@ -9,7 +9,7 @@ use super::store::{CancelRequest, JobId, JobRecord, ListFilter, Store, StoreErro
 
 impl Jobs {
     /// Run a query on the store in the blocking pool.
-    async fn query<T: Send + 'static>(
+    pub(super) async fn query<T: Send + 'static>(
         &self,
         query: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, JobsError> {

@@ -55,8 +55,8 @@ pub struct Jobs {
     /// The parent of every job's token: cancelled when the server shuts down.
     shutdown: CancellationToken,
     live: Mutex<Live>,
-    /// Woken whenever a job of this server ends.
-    ended: Notify,
+    /// Woken whenever a job of this server ends, or starts or stops waiting on the person.
+    ended_or_parked: Notify,
     /// Every job added, started or ended, for the resource subscriptions.
     changes: ChangeFeed,
     pub(super) in_place: InPlaceRuns,
@@ -95,7 +95,7 @@ impl Jobs {
             runs,
             shutdown,
             live: Mutex::default(),
-            ended: Notify::new(),
+            ended_or_parked: Notify::new(),
             changes: ChangeFeed::default(),
             in_place: InPlaceRuns::default(),
         })
@@ -176,9 +176,16 @@ impl Jobs {
         self.lock().jobs.get(id).cloned()
     }
 
-    /// Resolves when a job of this server ends (enable it before looking at the jobs).
-    pub fn ended(&self) -> Notified<'_> {
-        self.ended.notified()
+    /// Resolves when a job of this server ends, or starts or stops waiting on the person
+    /// (enable it before looking at the jobs).
+    pub fn ended_or_parked(&self) -> Notified<'_> {
+        self.ended_or_parked.notified()
+    }
+
+    /// Wake whoever waits on `job` or watches this server's jobs: it changed state.
+    pub(super) fn tell_waiters(&self, job: &Job) {
+        self.ended_or_parked.notify_waiters();
+        self.changes.send(JobChange::Updated(job.id.clone()));
     }
 
     /// Hears of every job of this server added, started or ended from now on.
@@ -332,8 +339,7 @@ impl Jobs {
             .await;
         job.set_state(JobState::Finished(finished));
         self.keep_finished(&job.id);
-        self.ended.notify_waiters();
-        self.changes.send(JobChange::Updated(job.id.clone()));
+        self.tell_waiters(job);
     }
 
     /// A finished job is in the store: it leaves memory, unless the store is unusable, when

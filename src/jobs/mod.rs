@@ -11,6 +11,7 @@ pub mod review;
 mod scheduler;
 pub mod store;
 mod trees;
+mod waiting;
 
 pub use changes::JobChange;
 pub use job::{Finished, Job, JobState, StopReason};

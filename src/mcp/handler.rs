@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{self, BeyondBounds};
 use super::calls::Shutdown;
 use super::completion;
-use super::delegate_questions::Endpoint;
+use super::delegate_questions::{Asking, Endpoint, Parking};
 use super::logging;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -56,6 +56,9 @@ pub struct AgentServer {
     pub policy: Policy,
     /// Whether a call past a bound the person may lift asks them, and how long it waits.
     pub beyond_bounds: BeyondBounds,
+    /// Whether a delegate's question nobody can be asked through the client waits for the
+    /// person's answer on the dashboard (`--park-questions`) instead of being denied.
+    pub park_questions: bool,
     /// A blocking call still running after this hands off (0: never), unless it says otherwise.
     pub handoff_after: Duration,
     /// The most characters of an answer a result carries.
@@ -327,7 +330,16 @@ impl AgentServer {
         let id = JobId::random();
         let transcript = self.jobs.transcript(&id);
         let client = ask::client_name(&peer);
-        let questions = Endpoint::open(&call.run, Some(peer), self.beyond_bounds, transcript).await;
+        let asking = Asking {
+            peer: Some(peer),
+            how: self.beyond_bounds,
+            transcript,
+            parking: self.park_questions.then(|| Parking {
+                jobs: self.jobs.clone(),
+                id: id.clone(),
+            }),
+        };
+        let questions = Endpoint::open(&call.run, asking).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
             .jobs

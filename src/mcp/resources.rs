@@ -13,7 +13,7 @@ use rmcp::model::{
 use serde_json::json;
 
 use crate::jobs::review::{self, ReviewError};
-use crate::jobs::store::{JobId, JobRecord, ListFilter, TextPage, now_ms};
+use crate::jobs::store::{JobId, JobRecord, ListFilter, TextPage};
 use crate::jobs::{Jobs, JobsError};
 use crate::mcp::result::JobReport;
 
@@ -237,16 +237,8 @@ async fn summary(jobs: &Jobs, id: &JobId, budget: usize) -> Result<String, Resou
         Some(job) => JobReport::of_job(&job, budget),
         None => {
             let record = jobs.record_of(id).await?;
-            match jobs.stored_finished(&record).await? {
-                Some(finished) => JobReport::finished(id, &finished, budget),
-                None => JobReport::unfinished(
-                    id,
-                    &record.agent,
-                    record.status,
-                    now_ms().saturating_sub(record.created_ms) / 1000,
-                    record.progress.clone(),
-                ),
-            }
+            let finished = jobs.stored_finished(&record).await?;
+            JobReport::of_record(&record, finished.as_deref(), budget)
         }
     };
     serde_json::to_string_pretty(&report)

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::changes::ChangesReport;
 use crate::budget::{head_and_tail, tail};
-use crate::jobs::store::{JobId, JobStatus};
+use crate::jobs::store::{JobId, JobRecord, JobStatus, now_ms};
 use crate::jobs::{Finished, Job, JobState};
 
 /// How many characters of reasoning and of the stderr tail a result carries.
@@ -46,6 +46,10 @@ pub struct JobReport {
     /// What an unfinished job is doing now.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
+    /// The question the job waits on the person to answer on its dashboard page (status
+    /// `needs_input`). Only the person answers it there: tell them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waiting_for: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub elapsed_secs: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -94,6 +98,7 @@ impl JobReport {
             error: None,
             usage: None,
             progress: None,
+            waiting_for: None,
             elapsed_secs: None,
             duration_ms: None,
             next: None,
@@ -138,8 +143,8 @@ impl JobReport {
         }
     }
 
-    /// A job still queued or running, with the call that collects it.
-    pub fn unfinished(
+    /// A job still queued, running or waiting on the person, with the call that collects it.
+    fn unfinished(
         id: &JobId,
         agent: &str,
         status: JobStatus,
@@ -156,18 +161,45 @@ impl JobReport {
 
     /// What a job of this server reports now.
     pub fn of_job(job: &Job, budget: usize) -> Self {
+        let waiting_for = job.waiting_for();
         let status = match job.state() {
             JobState::Finished(finished) => return Self::finished(&job.id, &finished, budget),
             JobState::Queued => JobStatus::Queued,
+            JobState::Running if waiting_for.is_some() => JobStatus::NeedsInput,
             JobState::Running => JobStatus::Running,
         };
-        Self::unfinished(
+        let report = Self::unfinished(
             &job.id,
             job.agent.name(),
             status,
             job.elapsed().as_secs(),
             job.progress.line(),
-        )
+        );
+        Self {
+            waiting_for,
+            ..report
+        }
+    }
+
+    /// What a job of the store reports: `finished` is its end, once it has ended.
+    pub fn of_record(record: &JobRecord, finished: Option<&Finished>, budget: usize) -> Self {
+        if let Some(finished) = finished {
+            return Self::finished(&record.id, finished, budget);
+        }
+        let report = Self::unfinished(
+            &record.id,
+            &record.agent,
+            record.status,
+            now_ms().saturating_sub(record.created_ms) / 1000,
+            record.progress.clone(),
+        );
+        Self {
+            waiting_for: record
+                .waiting_for
+                .as_ref()
+                .map(|question| question.asked.clone()),
+            ..report
+        }
     }
 
     fn is_unfinished(&self) -> bool {
@@ -207,6 +239,17 @@ impl JobReport {
     }
 
     fn handoff_text(&self) -> String {
+        if let Some(question) = &self.waiting_for {
+            return format!(
+                "{} job {} waits for the person to answer a question on the job's dashboard \
+                 page (`cli-agent-mcp dashboard`, or this server's HTTP address): tell them. \
+                 No tool answers it. It asks:\n{question}\nOnce answered, the job carries \
+                 on: collect it with {}; job_cancel stops it.",
+                self.agent,
+                self.job_id,
+                self.next.as_deref().unwrap_or("job_wait"),
+            );
+        }
         let doing = self
             .progress
             .as_deref()

@@ -106,6 +106,28 @@ impl Dashboard {
         cookie.split(';').next().expect("name=value").to_owned()
     }
 
+    /// The CSRF value job `id`'s page carries for its buttons.
+    pub async fn csrf_of_page(&self, cookie: &str, id: &str) -> String {
+        let page = self
+            .send(&Request::get(&format!("/jobs/{id}")).cookie(cookie))
+            .await;
+        assert_eq!(page.status, 200, "{page:?}");
+        let marker = r#"<meta name="csrf" content=""#;
+        let start = page.body.find(marker).expect("a csrf meta tag") + marker.len();
+        page.body[start..].split('"').next().unwrap().to_owned()
+    }
+
+    /// POSTs to `path` as job `id`'s page does (session cookie, CSRF value, Origin).
+    pub async fn post_from_page(&self, cookie: &str, id: &str, path: &str) -> Response {
+        let csrf = self.csrf_of_page(cookie, id).await;
+        let origin = format!("http://{}", self.host);
+        let request = Request::post(path)
+            .cookie(cookie)
+            .header("x-csrf-token", &csrf)
+            .header("Origin", &origin);
+        self.send(&request).await
+    }
+
     pub async fn send(&self, request: &Request) -> Response {
         let mut stream = self.open(request).await;
         let mut raw = Vec::new();

@@ -128,6 +128,15 @@ fn show(store: &Store, id: &JobId, json: bool) -> Result<(), CommandError> {
     if let Some(allowed) = &job.allowed_past {
         writeln!(out, "  {:<10}  by you, past: {allowed}", "allowed")?;
     }
+    if let Some(parked) = &job.waiting_for {
+        let asked = parked.asked.replace('\n', "\n              ");
+        writeln!(out, "  {:<10}  {asked}", "waits for")?;
+        writeln!(
+            out,
+            "  {:<10}  answer it on the job's page: cli-agent-mcp dashboard",
+            ""
+        )?;
+    }
     if let Some(error) = &job.error {
         let hint = error.hint.as_deref().unwrap_or("-");
         writeln!(

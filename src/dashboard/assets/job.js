@@ -1,5 +1,6 @@
 // One job: its record, its events as they arrive, its answer and error once it ends, its
-// changes and diff (rendered by the server), and the cancel, apply, discard and revert buttons.
+// changes and diff (rendered by the server), the question it waits on with the allow and
+// decline buttons, and the cancel, apply, discard and revert buttons.
 'use strict';
 
 const id = document.querySelector('meta[name="job"]').content;
@@ -18,6 +19,8 @@ let model = null;
 const ACTIONS = ['apply', 'discard', 'revert'];
 /** Numbers the reads of the changes: only the latest is shown. */
 let reviews = 0;
+/** The number of the question the job waits on the person for, while it waits. */
+let waitingFor = null;
 
 const $ = (name) => document.getElementById(name);
 
@@ -38,12 +41,23 @@ function showJob(message) {
   $('allowed-past-label').hidden = $('allowed-past').hidden = !job.allowed_past;
   $('allowed-past').textContent = job.allowed_past || '';
   $('cancel').hidden = FINISHED.has(job.status);
+  showQuestion(job.status === 'needs_input' ? job.waiting_for : null);
   if (job.error) {
     $('error').hidden = false;
     $('error-message').textContent = `${job.error.kind}: ${job.error.message}`;
     $('error-hint').textContent = job.error.hint ? `Hint: ${job.error.hint}` : '';
   }
   trouble('');
+}
+
+/** The question the job waits on, with its buttons; hidden when it waits on none. */
+function showQuestion(parked) {
+  $('question-section').hidden = !parked;
+  if (!parked || parked.number === waitingFor) return;
+  waitingFor = parked.number;
+  $('question').textContent = parked.asked;
+  $('question-message').textContent = '';
+  for (const button of [$('allow'), $('decline')]) button.disabled = false;
 }
 
 /** The event's kind and one line saying what it was. */
@@ -177,6 +191,16 @@ $('cancel').addEventListener('click', async () => {
   $('cancel-message').textContent = (await post(`/jobs/${id}/cancel`)).message;
   button.disabled = false;
 });
+
+for (const verdict of ['allow', 'decline']) {
+  $(verdict).addEventListener('click', async () => {
+    for (const button of [$('allow'), $('decline')]) button.disabled = true;
+    const reply = await post(`/jobs/${id}/questions/${waitingFor}/${verdict}`);
+    const say = $('question-message');
+    say.textContent = reply.message;
+    say.classList.toggle('refused', reply.result !== 'answered');
+  });
+}
 
 for (const action of ACTIONS) {
   $(action).addEventListener('click', async () => {

@@ -32,11 +32,9 @@ use rusqlite::Connection;
 pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
-pub use parked::ParkedAnswer;
 pub use queries::now_ms;
 pub use record::{
-    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, ParkedQuestion, TextPage,
-    TreeSummary,
+    CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,
 };
 pub use recorder::Recorder;
 pub use remote_cancel::{CANCEL_WAIT, RemoteCancel};

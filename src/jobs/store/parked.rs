@@ -202,10 +202,16 @@ mod tests {
         let job = store.get(&id).unwrap().unwrap();
         assert_eq!(job.status, JobStatus::NeedsInput);
         let waiting = job.waiting_for.expect("the question it waits on");
-        assert_eq!((waiting.number, waiting.asked.as_str()), (1, "may it run `make`?"));
+        assert_eq!(
+            (waiting.number, waiting.asked.as_str()),
+            (1, "may it run `make`?")
+        );
         assert_eq!(store.parked_answer(&id, number).unwrap(), None);
 
-        assert_eq!(store.answer_parked(&id, number, true).unwrap(), ParkedAnswer::Taken);
+        assert_eq!(
+            store.answer_parked(&id, number, true).unwrap(),
+            ParkedAnswer::Taken
+        );
         assert_eq!(store.parked_answer(&id, number).unwrap(), Some(true));
         let again = store.answer_parked(&id, number, false).unwrap();
         assert_eq!(again, ParkedAnswer::AlreadySettled(ALLOWED.into()));
@@ -237,7 +243,9 @@ mod tests {
             ParkedAnswer::NoSuchQuestion
         );
 
-        store.finish(&id, JobStatus::Cancelled, &outcome("")).unwrap();
+        store
+            .finish(&id, JobStatus::Cancelled, &outcome(""))
+            .unwrap();
         assert!(matches!(
             store.answer_parked(&id, second, true).unwrap(),
             ParkedAnswer::AlreadySettled(why) if why.contains("cancelled")
@@ -268,9 +276,15 @@ mod tests {
         let id = insert(&store, CLAUDE, dir.path(), JobStatus::Running);
         store.park_question(&id, "may it?").unwrap();
         store.request_cancel(&id).unwrap();
-        assert_eq!(store.cancel_requests(&Owner::this_process()).unwrap(), [id.clone()]);
+        assert_eq!(
+            store.cancel_requests(&Owner::this_process()).unwrap(),
+            std::slice::from_ref(&id)
+        );
         set_owner(&store, &id, dead_owner());
-        assert_eq!(store.interrupt_orphans().unwrap(), [id.clone()]);
+        assert_eq!(
+            store.interrupt_orphans().unwrap(),
+            std::slice::from_ref(&id)
+        );
         assert_eq!(status(&store, &id), JobStatus::Interrupted);
     }
 }

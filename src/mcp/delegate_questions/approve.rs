@@ -20,8 +20,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::jobs::store::Recorder;
-use crate::mcp::ask::{BeyondBounds, ask_person, client_name};
+use crate::jobs::Jobs;
+use crate::jobs::store::{JobId, Recorder};
+use crate::mcp::ask::{BeyondBounds, NoLeave, ask_person, client_name};
 
 /// The endpoint's one tool.
 pub const APPROVE: &str = "approve";
@@ -76,8 +77,31 @@ impl Ruling {
     }
 }
 
-/// Answers one run's questions: asks the person through `peer`, within the run's level, and
-/// records each question and its answer in the job's transcript.
+/// Who a run's questions go to, and where they are kept.
+pub struct Asking {
+    /// The client that made the call; `None` when it is gone.
+    pub peer: Option<Peer<RoleServer>>,
+    pub how: BeyondBounds,
+    /// The job's transcript, where each question and its answer is recorded.
+    pub transcript: Option<Recorder>,
+    /// Where a question nobody can be asked through the client waits for the person
+    /// (`--park-questions`); `None`: it is denied.
+    pub parking: Option<Parking>,
+}
+
+/// The job whose page on the dashboard a parked question waits on.
+#[derive(Clone)]
+pub struct Parking {
+    pub jobs: Arc<Jobs>,
+    pub id: JobId,
+}
+
+/// The name the transcript gives the dashboard as the way the person answered.
+const DASHBOARD: &str = "the dashboard";
+
+/// Answers one run's questions: asks the person through the client, or parks the question
+/// for the dashboard, within the run's level, and records each question and its answer in the
+/// job's transcript.
 #[derive(Clone)]
 pub struct Approver {
     agent: Agent,
@@ -86,24 +110,20 @@ pub struct Approver {
     peer: Option<Peer<RoleServer>>,
     how: BeyondBounds,
     transcript: Option<Arc<Recorder>>,
+    parking: Option<Parking>,
 }
 
 impl Approver {
     /// `None` at `unlimited`, where the CLI asks nothing.
-    /// `transcript` is the job's, where each question and answer is recorded.
-    pub fn for_run(
-        run: &RunRequest,
-        peer: Option<Peer<RoleServer>>,
-        how: BeyondBounds,
-        transcript: Option<Recorder>,
-    ) -> Option<Self> {
+    pub fn for_run(run: &RunRequest, asking: Asking) -> Option<Self> {
         (run.permission < Permission::Unlimited).then(|| Self {
             agent: run.agent,
             workspace: run.workspace.clone(),
             permission: run.permission,
-            peer,
-            how,
-            transcript: transcript.map(Arc::new),
+            peer: asking.peer,
+            how: asking.how,
+            transcript: asking.transcript.map(Arc::new),
+            parking: asking.parking,
         })
     }
 
@@ -123,9 +143,57 @@ impl Approver {
         }
     }
 
-    /// Settle the question `asked` about `tool`: without asking what the level forbids or
-    /// where nobody can be asked, else by the person's answer.
+    /// Settle the question `asked` about `tool`: without asking what the level forbids, else
+    /// by the person's answer through the client or, where nobody can be asked there and
+    /// questions are parked, on the dashboard.
     async fn rule(&self, tool: &str, asked: &str) -> Ruling {
+        let ruling = self.rule_through_client(tool, asked).await;
+        match (&self.parking, ruling.answer) {
+            (Some(parking), PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut) => {
+                self.park(parking, asked, ruling).await
+            }
+            _ => ruling,
+        }
+    }
+
+    /// Wait for the person's answer on the job's dashboard page; `unanswered` is how it was
+    /// settled through the client, kept if parking fails.
+    async fn park(&self, parking: &Parking, asked: &str, unanswered: Ruling) -> Ruling {
+        let question = format!(
+            "{asked}\nNot asked through the client: {}.\nWorkspace: {}\nPermission of the \
+             call: {}\n\nAllow it?",
+            unanswered.why,
+            self.workspace.display(),
+            self.permission
+        );
+        tracing::info!(agent = %self.agent, job = %parking.id, "parked for the dashboard: {asked}");
+        match parking.jobs.ask_on_dashboard(&parking.id, &question).await {
+            Ok(Some(true)) => Ruling {
+                answer: PersonAnswer::Allowed,
+                answered_by: Some(DASHBOARD.to_owned()),
+                why: String::new(),
+            },
+            Ok(Some(false)) => Ruling {
+                answer: PersonAnswer::Declined,
+                answered_by: Some(DASHBOARD.to_owned()),
+                why: format!("{} on {DASHBOARD}", NoLeave::Declined),
+            },
+            Ok(None) => Ruling::unasked(
+                PersonAnswer::NobodyToAsk,
+                "the job stopped before the person answered on the dashboard",
+            ),
+            Err(error) => Ruling {
+                why: format!(
+                    "{}; parking it for the dashboard failed: {error}",
+                    unanswered.why
+                ),
+                ..unanswered
+            },
+        }
+    }
+
+    /// Settle the question through the client, or without asking.
+    async fn rule_through_client(&self, tool: &str, asked: &str) -> Ruling {
         if self.permission == Permission::ReadOnly && FILE_EDIT_TOOLS.contains(&tool) {
             let why = "a read-only call edits no files";
             return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
@@ -257,10 +325,20 @@ mod tests {
 
     use super::*;
 
+    /// Nobody to ask through a client; no parking.
+    fn asking(how: BeyondBounds, transcript: Option<Recorder>) -> Asking {
+        Asking {
+            peer: None,
+            how,
+            transcript,
+            parking: None,
+        }
+    }
+
     fn approver(permission: Permission, how: BeyondBounds) -> Approver {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = permission;
-        Approver::for_run(&run, None, how, None).expect("below unlimited")
+        Approver::for_run(&run, asking(how, None)).expect("below unlimited")
     }
 
     fn question(tool_name: &str, input: Value) -> Question {
@@ -346,7 +424,7 @@ mod tests {
         store.insert(&job).unwrap();
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", &dir);
         run.permission = Permission::ReadOnly;
-        let approver = Approver::for_run(&run, None, ASK, Some(store.recorder(&id))).unwrap();
+        let approver = Approver::for_run(&run, asking(ASK, Some(store.recorder(&id)))).unwrap();
         approver
             .verdict(question("Write", json!({"file_path": "a"})))
             .await;
@@ -379,6 +457,6 @@ mod tests {
     fn nothing_asks_at_unlimited() {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = Permission::Unlimited;
-        assert!(Approver::for_run(&run, None, ASK, None).is_none());
+        assert!(Approver::for_run(&run, asking(ASK, None)).is_none());
     }
 }

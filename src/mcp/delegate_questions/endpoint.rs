@@ -8,18 +8,14 @@ use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use cli_agent_engine::{QuestionEndpoint, RunRequest};
-use rmcp::RoleServer;
-use rmcp::service::Peer;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::approve::{APPROVE, Approver};
+use super::approve::{APPROVE, Approver, Asking};
 use crate::bearer::Token;
 use crate::dashboard::Secret;
-use crate::jobs::store::Recorder;
-use crate::mcp::ask::BeyondBounds;
 
 /// Where the endpoint serves MCP.
 const MCP_PATH: &str = "/mcp";
@@ -33,16 +29,10 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// An endpoint for `run` if its CLI has a hook and its level asks at all; `None` otherwise
-    /// or when it cannot listen (the CLI then refuses on its own, as without a hook). Each
-    /// question and its answer go to `transcript`, the job's.
-    pub async fn open(
-        run: &RunRequest,
-        peer: Option<Peer<RoleServer>>,
-        how: BeyondBounds,
-        transcript: Option<Recorder>,
-    ) -> Option<Self> {
+    /// or when it cannot listen (the CLI then refuses on its own, as without a hook).
+    pub async fn open(run: &RunRequest, asking: Asking) -> Option<Self> {
         run.agent.cli().question_hook()?;
-        let approver = Approver::for_run(run, peer, how, transcript)?;
+        let approver = Approver::for_run(run, asking)?;
         match Self::listen(approver).await {
             Ok(endpoint) => {
                 let url = &endpoint.address.url;
@@ -130,6 +120,16 @@ mod tests {
     use tokio::net::TcpStream;
 
     use super::*;
+    use crate::mcp::ask::BeyondBounds;
+
+    fn nobody(how: BeyondBounds) -> Asking {
+        Asking {
+            peer: None,
+            how,
+            transcript: None,
+            parking: None,
+        }
+    }
 
     /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
     async fn status(url: &str, token: Option<&str>) -> String {
@@ -155,7 +155,7 @@ mod tests {
         let how = BeyondBounds::Ask {
             timeout: Duration::from_secs(1),
         };
-        let endpoint = Endpoint::open(&run, None, how, None)
+        let endpoint = Endpoint::open(&run, nobody(how))
             .await
             .expect("claude has a hook");
         let address = endpoint.address();
@@ -181,9 +181,9 @@ mod tests {
     async fn no_endpoint_for_a_cli_without_a_hook_or_at_unlimited() {
         let how = BeyondBounds::Refuse;
         let codex = RunRequest::new(clis::CODEX, "fix it", "/tmp");
-        assert!(Endpoint::open(&codex, None, how, None).await.is_none());
+        assert!(Endpoint::open(&codex, nobody(how)).await.is_none());
         let mut claude = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
         claude.permission = cli_agent_engine::Permission::Unlimited;
-        assert!(Endpoint::open(&claude, None, how, None).await.is_none());
+        assert!(Endpoint::open(&claude, nobody(how)).await.is_none());
     }
 }

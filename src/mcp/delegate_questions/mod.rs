@@ -8,9 +8,12 @@
 //! level allows: `approve` denies without asking what the level forbids outright, and the
 //! kernel sandbox still bounds what an allowed tool does. Nobody to ask (no client, no
 //! elicitation capability, `--ask-beyond-bounds refuse`, no answer in time) denies, with a
-//! message that names the request and how to allow it. The endpoint closes with its run.
+//! message that names the request and how to allow it, unless questions are parked
+//! (`--park-questions`): then the job `needs_input` and waits for the person's answer on its
+//! dashboard page. The endpoint closes with its run.
 
 mod approve;
 mod endpoint;
 
+pub use self::approve::{Asking, Parking};
 pub use self::endpoint::Endpoint;

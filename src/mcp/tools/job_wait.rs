@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::job::{JobToolContext, JobToolError, parse_id};
-use crate::jobs::store::{JobRecord, now_ms};
+use crate::jobs::store::{JobId, JobRecord};
 use crate::jobs::{Finished, Job, JobState, Jobs};
 use crate::mcp::changes::overlaps;
 use crate::mcp::result::{JobReport, error_result};
@@ -24,8 +24,10 @@ pub(super) const MAX_WAIT_JOBS: usize = 100;
 pub(super) const DESCRIPTION: &str = "Wait for jobs (background calls, or calls handed off while still running) \
     and return each finished job's answer. mode `all` (default) waits until every job has \
     ended, `any` until one has; after timeout_secs (default 40) it returns what it has, with \
-    each unfinished job's status and last progress line: call it again to keep waiting. \
-    Cancelling this call does not cancel the jobs.";
+    each unfinished job's status and last progress line: call it again to keep waiting. It \
+    returns early when a job starts waiting for the person to answer a question on the \
+    dashboard (status needs_input): tell the person; no tool answers it. Cancelling this call \
+    does not cancel the jobs.";
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -63,8 +65,10 @@ pub(super) async fn wait(
         Duration::from_secs(secs.clamp(1, MAX_WAIT_SECS))
     });
     let deadline = Instant::now() + timeout;
+    // Told once: a job already waiting on the person when the call began does not end it.
+    let waiting_before = waiting(&watched);
     loop {
-        let ended_signal = jobs.ended();
+        let ended_signal = jobs.ended_or_parked();
         tokio::pin!(ended_signal);
         ended_signal.as_mut().enable();
         refresh_stored(jobs, &mut watched).await?;
@@ -73,7 +77,10 @@ pub(super) async fn wait(
             WaitMode::All => ended == watched.len(),
             WaitMode::Any => ended > 0,
         };
-        if done || Instant::now() >= deadline {
+        let newly_waiting = waiting(&watched)
+            .iter()
+            .any(|asked| !waiting_before.contains(asked));
+        if done || newly_waiting || Instant::now() >= deadline {
             return Ok(wait_result(&watched, context.budget, ended));
         }
         context
@@ -112,6 +119,19 @@ async fn watch(jobs: &Jobs, job_ids: &[String]) -> Result<Vec<Watched>, JobToolE
     Ok(watched)
 }
 
+/// Each watched job waiting on the person, with the question it waits on.
+fn waiting(watched: &[Watched]) -> Vec<(JobId, String)> {
+    let question = |entry: &Watched| match entry {
+        Watched::Live(job) => Some((job.id.clone(), job.waiting_for()?)),
+        Watched::Stored(record, None) => {
+            let parked = record.waiting_for.as_ref()?;
+            Some((record.id.clone(), parked.asked.clone()))
+        }
+        Watched::Stored(_, Some(_)) => None,
+    };
+    watched.iter().filter_map(question).collect()
+}
+
 fn is_ended(watched: &Watched) -> bool {
     match watched {
         Watched::Live(job) => matches!(job.state(), JobState::Finished(_)),
@@ -136,16 +156,9 @@ fn wait_result(watched: &[Watched], budget: usize, ended: usize) -> CallToolResu
         .iter()
         .map(|entry| match entry {
             Watched::Live(job) => JobReport::of_job(job, share),
-            Watched::Stored(record, Some(finished)) => {
-                JobReport::finished(&record.id, finished, share)
+            Watched::Stored(record, finished) => {
+                JobReport::of_record(record, finished.as_deref(), share)
             }
-            Watched::Stored(record, None) => JobReport::unfinished(
-                &record.id,
-                &record.agent,
-                record.status,
-                now_ms().saturating_sub(record.created_ms) / 1000,
-                record.progress.clone(),
-            ),
         })
         .collect();
     let mut text = format!("{ended} of {} jobs ended.", reports.len());
