@@ -109,6 +109,39 @@ async fn idle_timeout_fires_when_no_event_arrives_and_names_itself() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_waiting_on_the_person_is_not_idle_and_its_idle_limit_runs_from_the_answer() {
+    common::become_subreaper();
+    let tag = unique("person-wait");
+    let mut config = fake_config();
+    let idle = Duration::from_secs(1);
+    config.idle_timeout = Some(idle);
+    let workspace = TempDir::new("ws");
+    let request = RunRequest::new(
+        clis::OPENCODE,
+        format!("hang session-child tag={tag}"),
+        workspace.path(),
+    );
+    let asking = request.person_wait.begin();
+    let engine = Engine::new(config);
+    let mut observe = |_: &[AgentEvent]| {};
+    let run = engine.run(request, CancellationToken::new(), &mut observe);
+    tokio::pin!(run);
+    // Three idle limits of silence while the person is asked: the run goes on.
+    let silent = tokio::time::sleep(idle * 3);
+    tokio::select! {
+        outcome = &mut run => panic!("a run waiting on the person ended: {outcome:?}"),
+        () = silent => {}
+    }
+    let answered = tokio::time::Instant::now();
+    drop(asking);
+    let outcome = run.await.expect("the run starts");
+    assert!(answered.elapsed() >= idle, "the limit ran from the answer");
+    assert_eq!(outcome.status, Status::TimedOut, "{outcome:?}");
+    assert_eq!(outcome.error.map(|e| e.kind), Some(ErrorKind::IdleTimeout));
+    assert_none_tagged(&tag);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stubborn_cli_and_stubborn_children_die_after_the_grace() {
     let tag = unique("stubborn");
     let prompt = format!("hang ignore-signals stubborn-children=2 tag={tag}");

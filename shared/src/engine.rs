@@ -407,6 +407,7 @@ impl Engine {
         Limits {
             total: request.timeout.unwrap_or(config.total_timeout),
             idle: request.agent.profile().idle_timeout.or(config.idle_timeout),
+            person_wait: request.person_wait.clone(),
             grace: config.grace,
             exit_grace: config.exit_grace,
             drain_grace: config.drain_grace,

@@ -39,6 +39,6 @@ pub use event::{AgentEvent, NoticeLevel};
 pub use locate::find_cli;
 pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
 pub use output_schema::OutputSchema;
-pub use question::{PersonAnswer, PersonQuestion, QuestionAbout};
+pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
 pub use request::{Permission, QuestionEndpoint, RunRequest};
 pub use supervise::Observer;

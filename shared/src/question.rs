@@ -2,7 +2,10 @@
 //! engine only carries it in the event stream; whoever asks (the MCP server, by elicitation)
 //! records it in the run's transcript.
 
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde::Serialize;
+use tokio::time::Instant;
 
 /// One question and its answer, as a transcript event.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -59,6 +62,51 @@ impl PersonAnswer {
     }
 }
 
+/// Whether a run waits on the person (a question put to them, or parked for their answer), so
+/// that the CLI's silence meanwhile does not count against its idle limit. Clones share one
+/// state: the run holds one, whoever asks another.
+#[derive(Clone, Debug, Default)]
+pub struct PersonWait(Arc<Mutex<WaitState>>);
+
+#[derive(Debug, Default)]
+struct WaitState {
+    /// Questions waiting now.
+    waiting: usize,
+    /// When the last one was answered.
+    last_ended: Option<Instant>,
+}
+
+impl PersonWait {
+    /// The run waits on the person until the guard is dropped.
+    pub fn begin(&self) -> Waiting {
+        self.lock().waiting += 1;
+        Waiting(self.clone())
+    }
+
+    /// When the run's silence began, given when its CLI last said anything: `None` while it
+    /// waits on the person, else the later of that and the last answer.
+    pub fn quiet_since(&self, last_news: Instant) -> Option<Instant> {
+        let state = self.lock();
+        (state.waiting == 0).then(|| state.last_ended.map_or(last_news, |at| at.max(last_news)))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, WaitState> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A wait on the person, until dropped.
+#[derive(Debug)]
+pub struct Waiting(PersonWait);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.waiting -= 1;
+        state.last_ended = Some(Instant::now());
+    }
+}
+
 /// How a denial sent back to a CLI starts; the rest names what was denied and why.
 const DENIAL: &str = "cli-agent-mcp denied ";
 /// Where a denial's how-to-allow part starts.
@@ -82,6 +130,27 @@ pub fn denial_in(line: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_silence_of_a_run_waiting_on_the_person_starts_when_the_last_answer_came() {
+        let wait = PersonWait::default();
+        let news = Instant::now();
+        assert_eq!(wait.quiet_since(news), Some(news));
+        let first = wait.begin();
+        let second = wait.begin();
+        assert_eq!(wait.quiet_since(news), None);
+        drop(first);
+        assert_eq!(wait.quiet_since(news), None, "one still waits");
+        drop(second);
+        let since = wait.quiet_since(news).expect("none waits");
+        assert!(since >= news, "from the last answer");
+        let later = Instant::now() + std::time::Duration::from_secs(5);
+        assert_eq!(
+            wait.quiet_since(later),
+            Some(later),
+            "news after the answer"
+        );
+    }
 
     #[test]
     fn a_denial_is_found_again_in_the_json_line_the_cli_writes() {

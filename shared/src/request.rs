@@ -11,6 +11,7 @@ use crate::agent::Agent;
 use crate::git::Base;
 use crate::isolation::Isolation;
 use crate::output_schema::OutputSchema;
+use crate::question::PersonWait;
 use serde::{Deserialize, Serialize};
 
 /// How much the agent may do to the machine. Each level maps to the CLI's own mechanism;
@@ -88,6 +89,9 @@ pub struct RunRequest {
     /// Where a CLI with a hook for its permission questions (see
     /// [`crate::cli::Cli::question_hook`]) sends them; the caller serves it for the run.
     pub questions: Option<QuestionEndpoint>,
+    /// Held by whoever puts the run's questions to the person: while one waits, the CLI's
+    /// silence does not count against the idle limit.
+    pub person_wait: PersonWait,
 }
 
 /// A run's private MCP endpoint for its permission questions: a Streamable HTTP URL, the
@@ -126,6 +130,7 @@ impl RunRequest {
             check: None,
             output_schema: None,
             questions: None,
+            person_wait: PersonWait::default(),
         }
     }
 }

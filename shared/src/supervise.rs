@@ -23,14 +23,17 @@ use crate::agent::Agent;
 use crate::dialect::Dialect;
 use crate::event::AgentEvent;
 use crate::process::{self, Leader, Line, LineReader, Pipe, RunMarker, SpawnedCli, StderrTail};
+use crate::question::PersonWait;
 use crate::sandbox;
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
 /// The time limits and sizes of one run.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Limits {
     pub total: Duration,
     pub idle: Option<Duration>,
+    /// Pauses the idle limit while the run waits on the person.
+    pub person_wait: PersonWait,
     pub grace: Duration,
     pub exit_grace: Duration,
     pub drain_grace: Duration,
@@ -168,11 +171,11 @@ impl<'o> RunState<'o> {
             dialect: agent.cli().dialect(),
             events: Vec::new(),
             observer,
-            limits,
             stop: None,
             total_at: started + limits.total,
             last_news: started,
             idle_check_at: limits.idle.map(|idle| started + idle),
+            limits,
             linger_until: None,
             kill_at: None,
         }
@@ -230,7 +233,9 @@ impl<'o> RunState<'o> {
         } else if let Some(idle) = self.limits.idle
             && self.idle_check_at.is_some_and(|at| at <= now)
         {
-            let idle_at = self.last_news + idle;
+            // Waiting on the person is not idleness: look again a whole limit later.
+            let quiet_since = self.limits.person_wait.quiet_since(self.last_news);
+            let idle_at = quiet_since.unwrap_or(now) + idle;
             if idle_at <= now {
                 self.begin_stop(leader, StopCause::IdleTimeout(idle));
             } else {

@@ -338,6 +338,7 @@ impl AgentServer {
                 jobs: self.jobs.clone(),
                 id: id.clone(),
             }),
+            wait: call.run.person_wait.clone(),
         };
         let questions = Endpoint::open(&call.run, asking).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);

@@ -101,25 +101,9 @@ impl Store {
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(self.fail())?;
-        let job: Option<(JobStatus, Owner)> = tx
-            .query_row(
-                "SELECT status, owner_pid, owner_start FROM jobs WHERE id = ?1",
-                [id.as_str()],
-                |row| Ok((parsed(row, 0)?, owner(row, 1)?)),
-            )
-            .optional()
-            .map_err(self.fail())?;
-        let Some((status, owner)) = job else {
+        let Some((status, owner, answer)) = question(&tx, id, number).map_err(self.fail())? else {
             return Err(self.unknown_job(id));
         };
-        let answer: Option<Option<String>> = tx
-            .query_row(
-                "SELECT answer FROM questions WHERE job_id = ?1 AND number = ?2",
-                params![id.as_str(), number],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(self.fail())?;
         let result = match answer {
             None => ParkedAnswer::NoSuchQuestion,
             Some(Some(answer)) => ParkedAnswer::AlreadySettled(answer),
@@ -131,15 +115,11 @@ impl Store {
                 ParkedAnswer::OwnerGone { pid: owner.pid }
             }
             Some(None) => {
+                let answer = if allow { ALLOWED } else { DECLINED };
                 tx.execute(
                     "UPDATE questions SET answer = ?3, answered_ms = ?4
                      WHERE job_id = ?1 AND number = ?2",
-                    params![
-                        id.as_str(),
-                        number,
-                        if allow { ALLOWED } else { DECLINED },
-                        now_ms()
-                    ],
+                    params![id.as_str(), number, answer, now_ms()],
                 )
                 .map_err(self.fail())?;
                 ParkedAnswer::Taken
@@ -185,6 +165,35 @@ impl Store {
         .map_err(self.fail())?;
         tx.commit().map_err(self.fail())
     }
+}
+
+/// Job `id`'s status and owner, and question `number`'s answer: `None` for no such question,
+/// `Some(None)` while it waits. `None` for an unknown job.
+type Found = (JobStatus, Owner, Option<Option<String>>);
+
+fn question(
+    tx: &rusqlite::Transaction,
+    id: &JobId,
+    number: u32,
+) -> rusqlite::Result<Option<Found>> {
+    let job: Option<(JobStatus, Owner)> = tx
+        .query_row(
+            "SELECT status, owner_pid, owner_start FROM jobs WHERE id = ?1",
+            [id.as_str()],
+            |row| Ok((parsed(row, 0)?, owner(row, 1)?)),
+        )
+        .optional()?;
+    let Some((status, owner)) = job else {
+        return Ok(None);
+    };
+    let answer = tx
+        .query_row(
+            "SELECT answer FROM questions WHERE job_id = ?1 AND number = ?2",
+            params![id.as_str(), number],
+            |row| row.get(0),
+        )
+        .optional()?;
+    Ok(Some((status, owner, answer)))
 }
 
 #[cfg(test)]

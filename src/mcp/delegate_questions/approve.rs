@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use cli_agent_engine::question;
 use cli_agent_engine::{
-    Agent, AgentEvent, Permission, PersonAnswer, PersonQuestion, QuestionAbout, RunRequest,
+    Agent, AgentEvent, Permission, PersonAnswer, PersonQuestion, PersonWait, QuestionAbout,
+    RunRequest,
 };
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{
@@ -87,6 +88,8 @@ pub struct Asking {
     /// Where a question nobody can be asked through the client waits for the person
     /// (`--park-questions`); `None`: it is denied.
     pub parking: Option<Parking>,
+    /// The run's, held while a question waits on the person: the CLI is silent meanwhile.
+    pub wait: PersonWait,
 }
 
 /// The job whose page on the dashboard a parked question waits on.
@@ -111,6 +114,7 @@ pub struct Approver {
     how: BeyondBounds,
     transcript: Option<Arc<Recorder>>,
     parking: Option<Parking>,
+    wait: PersonWait,
 }
 
 impl Approver {
@@ -124,6 +128,7 @@ impl Approver {
             how: asking.how,
             transcript: asking.transcript.map(Arc::new),
             parking: asking.parking,
+            wait: asking.wait,
         })
     }
 
@@ -147,6 +152,7 @@ impl Approver {
     /// by the person's answer through the client or, where nobody can be asked there and
     /// questions are parked, on the dashboard.
     async fn rule(&self, tool: &str, asked: &str) -> Ruling {
+        let _waiting = self.wait.begin();
         let ruling = self.rule_through_client(tool, asked).await;
         match (&self.parking, ruling.answer) {
             (Some(parking), PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut) => {
@@ -332,6 +338,7 @@ mod tests {
             how,
             transcript,
             parking: None,
+            wait: PersonWait::default(),
         }
     }
 

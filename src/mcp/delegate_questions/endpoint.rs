@@ -128,6 +128,7 @@ mod tests {
             how,
             transcript: None,
             parking: None,
+            wait: cli_agent_engine::PersonWait::default(),
         }
     }
 
