@@ -198,7 +198,12 @@ for (const verdict of ['allow', 'decline']) {
     const reply = await post(`/jobs/${id}/questions/${waitingFor}/${verdict}`);
     const say = $('question-message');
     say.textContent = reply.message;
-    say.classList.toggle('refused', reply.result !== 'answered');
+    const refused = reply.result !== 'answered';
+    say.classList.toggle('refused', refused);
+    // A refusal (the dashboard did not answer, say) leaves the question open to answer again.
+    if (refused && reply.result !== 'already_settled') {
+      for (const button of [$('allow'), $('decline')]) button.disabled = false;
+    }
   });
 }
 

@@ -92,6 +92,20 @@ pub struct Asking {
     pub wait: PersonWait,
 }
 
+#[cfg(test)]
+impl Asking {
+    /// Nobody to ask through a client, `transcript` to record in, nothing parked.
+    pub fn nobody(how: BeyondBounds, transcript: Option<Recorder>) -> Self {
+        Self {
+            peer: None,
+            how,
+            transcript,
+            parking: None,
+            wait: PersonWait::default(),
+        }
+    }
+}
+
 /// The job whose page on the dashboard a parked question waits on.
 #[derive(Clone)]
 pub struct Parking {
@@ -110,11 +124,7 @@ pub struct Approver {
     agent: Agent,
     workspace: PathBuf,
     permission: Permission,
-    peer: Option<Peer<RoleServer>>,
-    how: BeyondBounds,
-    transcript: Option<Arc<Recorder>>,
-    parking: Option<Parking>,
-    wait: PersonWait,
+    asking: Arc<Asking>,
 }
 
 impl Approver {
@@ -124,11 +134,7 @@ impl Approver {
             agent: run.agent,
             workspace: run.workspace.clone(),
             permission: run.permission,
-            peer: asking.peer,
-            how: asking.how,
-            transcript: asking.transcript.map(Arc::new),
-            parking: asking.parking,
-            wait: asking.wait,
+            asking: Arc::new(asking),
         })
     }
 
@@ -152,9 +158,9 @@ impl Approver {
     /// by the person's answer through the client or, where nobody can be asked there and
     /// questions are parked, on the dashboard.
     async fn rule(&self, tool: &str, asked: &str) -> Ruling {
-        let _waiting = self.wait.begin();
+        let _waiting = self.asking.wait.begin();
         let ruling = self.rule_through_client(tool, asked).await;
-        match (&self.parking, ruling.answer) {
+        match (&self.asking.parking, ruling.answer) {
             (Some(parking), PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut) => {
                 self.park(parking, asked, ruling).await
             }
@@ -204,11 +210,11 @@ impl Approver {
             let why = "a read-only call edits no files";
             return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
         }
-        let BeyondBounds::Ask { timeout } = self.how else {
+        let BeyondBounds::Ask { timeout } = self.asking.how else {
             let why = "this server never asks the person (--ask-beyond-bounds refuse)";
             return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
         };
-        let Some(peer) = &self.peer else {
+        let Some(peer) = &self.asking.peer else {
             let why = "the call's client is gone, so nobody can be asked";
             return Ruling::unasked(PersonAnswer::NobodyToAsk, why);
         };
@@ -228,7 +234,7 @@ impl Approver {
 
     /// The question and its answer, in the job's transcript.
     fn record(&self, tool: String, input: String, ruling: &Ruling) {
-        let Some(transcript) = &self.transcript else {
+        let Some(transcript) = &self.asking.transcript else {
             return;
         };
         let question = PersonQuestion {
@@ -331,21 +337,10 @@ mod tests {
 
     use super::*;
 
-    /// Nobody to ask through a client; no parking.
-    fn asking(how: BeyondBounds, transcript: Option<Recorder>) -> Asking {
-        Asking {
-            peer: None,
-            how,
-            transcript,
-            parking: None,
-            wait: PersonWait::default(),
-        }
-    }
-
     fn approver(permission: Permission, how: BeyondBounds) -> Approver {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = permission;
-        Approver::for_run(&run, asking(how, None)).expect("below unlimited")
+        Approver::for_run(&run, Asking::nobody(how, None)).expect("below unlimited")
     }
 
     fn question(tool_name: &str, input: Value) -> Question {
@@ -431,7 +426,8 @@ mod tests {
         store.insert(&job).unwrap();
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", &dir);
         run.permission = Permission::ReadOnly;
-        let approver = Approver::for_run(&run, asking(ASK, Some(store.recorder(&id)))).unwrap();
+        let approver =
+            Approver::for_run(&run, Asking::nobody(ASK, Some(store.recorder(&id)))).unwrap();
         approver
             .verdict(question("Write", json!({"file_path": "a"})))
             .await;
@@ -464,6 +460,6 @@ mod tests {
     fn nothing_asks_at_unlimited() {
         let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
         run.permission = Permission::Unlimited;
-        assert!(Approver::for_run(&run, asking(ASK, None)).is_none());
+        assert!(Approver::for_run(&run, Asking::nobody(ASK, None)).is_none());
     }
 }

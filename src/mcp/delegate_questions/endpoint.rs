@@ -123,13 +123,7 @@ mod tests {
     use crate::mcp::ask::BeyondBounds;
 
     fn nobody(how: BeyondBounds) -> Asking {
-        Asking {
-            peer: None,
-            how,
-            transcript: None,
-            parking: None,
-            wait: cli_agent_engine::PersonWait::default(),
-        }
+        Asking::nobody(how, None)
     }
 
     /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
