@@ -7,72 +7,21 @@
 //! diff on its page (the HTML it added as text), and its apply button brings it in. Screenshots of each step are kept in
 //! target/test-artifacts/dashboard/.
 //!
-//! Without chromium or playwright-core the test is skipped with a message, except under
-//! `CAM_TEST_REQUIRE_ALL=1` (CI), where that is a failure.
+//! Without chromium or playwright-core the test is skipped (see tests/web/browser.rs).
 
 mod common;
 mod mcp;
 mod web;
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-
 use common::{TempDir, assert_none_tagged, unique};
 use serde_json::json;
+use web::browser::Browser;
 use web::{Dashboard, GitRepo, background, server_on, streaming_job};
-
-/// The browser and the driver, or why the test cannot run.
-struct Browser {
-    chromium: PathBuf,
-    playwright: PathBuf,
-}
-
-impl Browser {
-    fn find() -> Result<Self, String> {
-        let chromium = std::env::var_os("CAM_CHROMIUM")
-            .map_or_else(|| PathBuf::from("/usr/bin/chromium"), PathBuf::from);
-        if !chromium.is_file() {
-            return Err(format!(
-                "no Chromium at {} (apt-get install -y chromium, or set CAM_CHROMIUM)",
-                chromium.display()
-            ));
-        }
-        let node = std::process::Command::new("node").arg("--version").output();
-        if !node.is_ok_and(|node| node.status.success()) {
-            return Err("no node on PATH (Node.js 20 or newer)".to_owned());
-        }
-        let playwright = root().join(".tools/browser/node_modules/playwright-core");
-        if !playwright.join("package.json").is_file() {
-            return Err(format!(
-                "no playwright-core in {} (run scripts/install-browser.sh)",
-                playwright.display()
-            ));
-        }
-        Ok(Self {
-            chromium,
-            playwright,
-        })
-    }
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Skips (with the reason on stderr), or fails where nothing may be skipped.
-fn skip(why: &str) {
-    assert!(
-        std::env::var("CAM_TEST_REQUIRE_ALL").as_deref() != Ok("1"),
-        "{why} (CAM_TEST_REQUIRE_ALL=1 forbids skipping)"
-    );
-    eprintln!("skipped: {why}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page() {
-    let browser = match Browser::find() {
-        Ok(browser) => browser,
-        Err(why) => return skip(&why),
+    let Some(browser) = Browser::find() else {
+        return;
     };
     let state = TempDir::new("dash-browser");
     let mut server = server_on(state.path()).await;
@@ -85,34 +34,14 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
     let reviewed = repo.isolated_edit(&mut server, edited).await;
     let dashboard = Dashboard::start(state.path()).await;
 
-    let artifacts = root().join("target/test-artifacts/dashboard");
-    let driver = tokio::process::Command::new("node")
-        .arg(root().join("tests/browser/dashboard.mjs"))
-        .env("DASHBOARD_URL", dashboard.url())
-        .env("JOB_ID", &id)
-        .env("ANSWERED_ID", &answered)
-        .env("REVIEW_ID", &reviewed)
-        .env("ARTIFACTS", &artifacts)
-        .env("PLAYWRIGHT", &browser.playwright)
-        .env("CHROMIUM", &browser.chromium)
-        .stdin(Stdio::null())
-        .kill_on_drop(true)
-        .output();
-    let output = tokio::time::timeout(web::DEADLINE * 4, driver)
-        .await
-        .expect("the browser run did not end in time")
-        .expect("run node");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr),
-    );
-    assert!(
-        output.status.success(),
-        "the browser run failed ({}):\n{stdout}\n{stderr}\nserver:\n{}",
-        output.status,
-        server.stderr()
-    );
-    for step in [
+    let url = dashboard.url();
+    let env = [
+        ("DASHBOARD_URL", url.as_str()),
+        ("JOB_ID", &id),
+        ("ANSWERED_ID", &answered),
+        ("REVIEW_ID", &reviewed),
+    ];
+    let steps = [
         "01-list-shows-the-running-job",
         "02-list-progress-moves",
         "03-job-page-streams-events",
@@ -123,13 +52,11 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
         "08-list-shows-the-worktrees-disk-use",
         "09-job-page-shows-its-diff",
         "10-apply-brings-it-into-the-workspace",
-    ] {
-        assert!(stdout.contains(&format!("ok {step}")), "{step}:\n{stdout}");
-        assert!(
-            artifacts.join(format!("{step}.png")).is_file(),
-            "{step}.png"
-        );
-    }
+    ];
+    let context = || format!("server:\n{}", server.stderr());
+    browser
+        .run("dashboard.mjs", &env, "dashboard", &steps, context)
+        .await;
 
     assert_eq!(repo.notes(), edited, "the button applied the job's edit");
 

@@ -8,8 +8,8 @@
 //! transcript (`job_result transcript: true`): asked and answered before the command's result,
 //! saying who answered. With `--park-questions`, a question nobody can be asked through the
 //! client (this one declares no elicitation) waits, its job `needs_input` as `job_wait` and the
-//! dashboard show, until the person answers on the job's dashboard page. Skips when claude is
-//! not installed (see tests/real).
+//! dashboard show, until the person answers on the job's dashboard page, also in a real
+//! browser. Skips when claude is not installed (see tests/real).
 
 mod common;
 mod mcp;
@@ -21,6 +21,7 @@ use common::{TempDir, wait_until};
 use mcp::{Builder, Server, is_error};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
+use web::browser::Browser;
 use web::{Dashboard, Request, background};
 
 const ELICIT: &str = "elicitation/create";
@@ -201,6 +202,32 @@ async fn claudes_permission_questions_are_asked_of_the_person_and_the_answer_hol
     }
 }
 
+/// A server parking the questions of a client that cannot be asked, the dashboard on its
+/// store, and what they need alive.
+struct Parking {
+    server: Server,
+    dashboard: Dashboard,
+    _state: TempDir,
+    _claude: (MockModel, Sandbox),
+}
+
+async fn serve_parking() -> Option<Parking> {
+    let (mock, sandbox, builder) = claude_server()?;
+    let state = TempDir::new("park-questions");
+    let mut server = builder
+        .env("CAM_STATE_DIR", state.path())
+        .arg("--park-questions")
+        .spawn();
+    server.initialize().await;
+    let dashboard = Dashboard::start(state.path()).await;
+    Some(Parking {
+        server,
+        dashboard,
+        _state: state,
+        _claude: (mock, sandbox),
+    })
+}
+
 /// `job_wait` on job `id` until it returns (early, once the job waits on the person): the
 /// job's report and the text for the model.
 async fn wait_on(server: &mut Server, id: &str) -> (Value, String) {
@@ -253,16 +280,10 @@ async fn parked_job(server: &mut Server, dashboard: &Dashboard, cookie: &str) ->
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_park_questions_a_question_nobody_can_be_asked_waits_for_the_dashboard() {
-    let Some((_mock, _sandbox, builder)) = claude_server() else {
+    let Some(parking) = serve_parking().await else {
         return;
     };
-    let state = TempDir::new("park-questions");
-    let mut server = builder
-        .env("CAM_STATE_DIR", state.path())
-        .arg("--park-questions")
-        .spawn();
-    server.initialize().await;
-    let dashboard = Dashboard::start(state.path()).await;
+    let (mut server, dashboard) = (parking.server, parking.dashboard);
     let cookie = dashboard.log_in().await;
 
     let id = parked_job(&mut server, &dashboard, &cookie).await;
@@ -319,4 +340,37 @@ async fn with_park_questions_a_question_nobody_can_be_asked_waits_for_the_dashbo
         .post_from_page(&cookie, &id, &format!("/jobs/{id}/questions/1/allow"))
         .await;
     assert_eq!(late.json()["result"], "already_settled", "{late:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_browser_the_person_allows_a_parked_question_from_the_jobs_page() {
+    let Some(browser) = Browser::find() else {
+        return;
+    };
+    let Some(parking) = serve_parking().await else {
+        return;
+    };
+    let (mut server, dashboard) = (parking.server, parking.dashboard);
+    let id = background(&mut server, "claude", SHELL).await;
+    let (report, _) = wait_on(&mut server, &id).await;
+    assert_eq!(report["status"], "needs_input", "{report:#}");
+
+    let url = dashboard.url();
+    let env = [
+        ("DASHBOARD_URL", url.as_str()),
+        ("JOB_ID", &id),
+        ("ASKED", "expr 6"),
+    ];
+    let steps = [
+        "01-list-shows-the-job-waiting",
+        "02-job-page-shows-the-question",
+        "03-allow-lets-the-job-go-on",
+    ];
+    let context = || format!("server:\n{}", server.stderr());
+    browser
+        .run("question.mjs", &env, "parked-question", &steps, context)
+        .await;
+    let (report, _) = wait_on(&mut server, &id).await;
+    let said = report["answer"].as_str().unwrap_or_default();
+    assert!(said.contains("tool said: 42"), "{report:#}");
 }

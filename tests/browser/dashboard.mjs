@@ -5,48 +5,17 @@
 //   JOB_ID         the running job
 //   ANSWERED_ID    a completed job whose answer is markdown with raw HTML in it
 //   REVIEW_ID      a completed job isolated in a worktree that added HTML to notes.txt
-//   ARTIFACTS      where the screenshots go, one per step, named after it
-//   PLAYWRIGHT     the folder holding node_modules/playwright-core
-//   CHROMIUM       the browser binary
-// Each step prints one line; any failure (a timeout, a page error, a console error such as a
-// blocked script) exits 1 with what went wrong.
-import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
+// and common.mjs's settings. Each step prints one line; any failure exits 1.
 import { join } from 'node:path';
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
+import { TIMEOUT, env, inBrowser } from './common.mjs';
+
 const url = env('DASHBOARD_URL');
 const id = env('JOB_ID');
 const answered = env('ANSWERED_ID');
 const reviewed = env('REVIEW_ID');
-const artifacts = env('ARTIFACTS');
-const { chromium } = createRequire(join(env('PLAYWRIGHT'), 'package.json'))('playwright-core');
-/** Generous: a loaded 2-core machine. */
-const TIMEOUT = 60_000;
 
-mkdirSync(artifacts, { recursive: true });
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  headless: true,
-  // Root in a container has no user namespaces for Chromium's sandbox.
-  args: ['--no-sandbox'],
-});
-const problems = [];
-try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(TIMEOUT);
-  const page = await context.newPage();
-  watch(page);
-  const step = async (name, what) => {
-    await what();
-    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
-    console.log(`ok ${name}`);
-  };
-
+await inBrowser(async ({ context, page, step, watch, artifacts }) => {
   const row = page.locator(`tr[data-job-id="${id}"]`);
   const eventsOf = async () => Number((await row.locator('.events').textContent()).match(/\d+/)[0]);
   let first = 0;
@@ -137,21 +106,4 @@ try {
     await page.locator('#apply').waitFor({ state: 'hidden' });
     await page.locator('#discard').waitFor({ state: 'hidden' });
   });
-} finally {
-  await browser.close();
-}
-if (problems.length > 0) {
-  console.error(`the pages reported errors:\n${problems.join('\n')}`);
-  process.exit(1);
-}
-
-/** Page errors, console errors (a script the policy blocked) and failed requests fail the run. */
-function watch(page) {
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('response', (response) => {
-    if (response.status() >= 400) problems.push(`${response.status()} for ${response.url()}`);
-  });
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-  });
-}
+});

@@ -5,6 +5,8 @@
 //! same store, and background jobs started through it.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
