@@ -410,10 +410,10 @@ pub struct ServeArgs {
     #[arg(long, env = "CAM_ASK_TIMEOUT_SECS", default_value_t = 120, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub ask_timeout_secs: u64,
-    /// A delegate's permission question nobody can be asked through the client (no
-    /// elicitation, its client gone, no answer in time) waits, its job `needs_input`, until you
-    /// answer it on the job's dashboard page, instead of being denied. The model is never
-    /// given a way to answer it.
+    /// A question nobody can be asked through the client (no elicitation, its client gone,
+    /// no answer in time), about a delegate's permission or a call past the bounds, waits, its
+    /// job `needs_input`, until you answer it on the job's dashboard page, instead of being
+    /// denied. The model is never given a way to answer it.
     #[arg(long, env = "CAM_PARK_QUESTIONS", value_name = "BOOL", num_args = 0..=1,
           default_value_t = false, default_missing_value = "true",
           action = clap::ArgAction::Set)]

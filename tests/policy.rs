@@ -5,6 +5,7 @@
 
 mod common;
 mod mcp;
+mod web;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,6 +16,7 @@ use common::cli_fixtures::fixture;
 use common::{TempDir, fake_bin, wait_until};
 use mcp::{Server, all_text, is_error, structured};
 use serde_json::{Value, json};
+use web::Dashboard;
 
 fn assert_completed(result: &Value) {
     assert!(!is_error(result), "{result:#}");
@@ -401,6 +403,88 @@ async fn nobody_is_asked_by_a_client_that_cannot_be_under_refuse_or_for_slash() 
         );
         assert!(!record.exists(), "a refused call started its CLI");
     }
+}
+
+/// `job_wait` on job `id`: its report.
+async fn waited(server: &mut Server, id: &str) -> Value {
+    let arguments = json!({"job_ids": [id], "timeout_secs": 600});
+    let result = server.call("job_wait", arguments).await;
+    structured(&result)["jobs"][0].clone()
+}
+
+/// Call codex at `unlimited` (above the ceiling) from a client that cannot be asked: the
+/// call hands off at once, its job waiting on the person for the bounds, its CLI not started.
+async fn parked_call(server: &mut Server, dir: &Path, record: &Path) -> String {
+    let arguments = recording_call(record, Some(dir), "unlimited");
+    let result = server.call("codex", arguments).await;
+    assert!(!is_error(&result), "{result:#}");
+    let report = structured(&result);
+    assert_eq!(report["status"], "needs_input", "{result:#}");
+    let asked = report["waiting_for"].as_str().unwrap_or_default();
+    for expected in ["permission unlimited", "workspace-write", "no elicitation"] {
+        assert!(asked.contains(expected), "{expected:?} in {asked}");
+    }
+    assert!(
+        !record.exists(),
+        "the CLI started before the person allowed it"
+    );
+    report["job_id"].as_str().expect("job_id").to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_park_questions_a_call_past_the_bounds_waits_for_the_person_on_the_dashboard() {
+    let (dir, state) = (
+        TempDir::new("park-bounds"),
+        TempDir::new("park-bounds-state"),
+    );
+    let state_dir = state.path().display().to_string();
+    let env = [
+        ("CAM_STATE_DIR", state_dir.as_str()),
+        ("CAM_PARK_QUESTIONS", "true"),
+    ];
+    let mut server = asking_server(dir.path(), false, &env).await;
+    let dashboard = Dashboard::start(state.path()).await;
+    let cookie = dashboard.log_in().await;
+
+    let record = dir.path().join("allowed.json");
+    let id = parked_call(&mut server, dir.path(), &record).await;
+    let path = format!("/jobs/{id}/questions/1/allow");
+    let answered = dashboard.post_from_page(&cookie, &id, &path).await;
+    assert_eq!(answered.json()["result"], "answered", "{answered:?}");
+    assert_eq!(waited(&mut server, &id).await["status"], "completed");
+    let argv = recorded(&record)["argv"].to_string();
+    assert!(
+        argv.contains("danger-full-access"),
+        "ran at unlimited: {argv}"
+    );
+    let job = shown_job(state.path(), &id);
+    let allowed = job["allowed_past"].as_str().unwrap_or_default();
+    assert!(allowed.contains("permission unlimited"), "{job:#}");
+    let page = json!({"job_id": id, "transcript": true, "limit": 1});
+    let first = server.call("job_result", page).await;
+    let first = structured(&first)["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let question: Value = serde_json::from_str(first.trim()).expect("a JSON line");
+    assert_eq!(question["about"], "server_bounds", "{question:#}");
+    assert_eq!(
+        (&question["answer"], &question["answered_by"]),
+        (&json!("allowed"), &json!("the dashboard"))
+    );
+
+    let record = dir.path().join("declined.json");
+    let id = parked_call(&mut server, dir.path(), &record).await;
+    let path = format!("/jobs/{id}/questions/1/decline");
+    dashboard.post_from_page(&cookie, &id, &path).await;
+    let report = waited(&mut server, &id).await;
+    assert_eq!(report["status"], "failed", "{report:#}");
+    assert_eq!(report["error"]["kind"], "refused", "{report:#}");
+    let message = report["error"]["message"].as_str().unwrap_or_default();
+    for expected in ["CAM_MAX_PERMISSION", "the person declined on the dashboard"] {
+        assert!(message.contains(expected), "{expected:?} in {message}");
+    }
+    assert!(!record.exists(), "a declined call started its CLI");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -180,6 +180,8 @@ pub enum ErrorKind {
     IdleTimeout,
     /// The answer is not JSON that conforms to the run's `output_schema`.
     InvalidOutput,
+    /// The call went past the server's bounds and the person did not let it: it never ran.
+    Refused,
 }
 
 impl ErrorKind {
@@ -205,7 +207,7 @@ impl ErrorKind {
             Self::AgentError => return None,
             Self::Crashed => format!("{agent} exited without finishing its turn: its stderr_tail says why"),
             Self::OutputTooLarge => "raise the line cap (--max-line-bytes or CAM_MAX_LINE_BYTES) or ask for a shorter answer".to_owned(),
-            Self::Cancelled => return None,
+            Self::Cancelled | Self::Refused => return None,
             Self::TotalTimeout => "raise the timeout (timeout_secs, --timeout-secs or CAM_TIMEOUT_SECS) or split the task".to_owned(),
             Self::IdleTimeout => format!(
                 "{agent} produced no event for the idle limit: it may be stuck retrying or waiting on a prompt no one can answer; raise --idle-timeout-secs (CAM_IDLE_TIMEOUT_SECS) for long silent tools"

@@ -49,6 +49,18 @@ impl StopReason {
     }
 }
 
+/// What the person must allow on the dashboard before a job may start: a call past the
+/// server's bounds that nobody could be asked about through the client.
+#[derive(Debug)]
+pub struct AskFirst {
+    /// The question, as the person reads it.
+    pub question: String,
+    /// The bounds it goes past, in the person's words: the job's `allowed_past` once allowed.
+    pub bounds: String,
+    /// The refusal the call gets if the person does not allow it.
+    pub refusal: String,
+}
+
 /// A finished job: its status and outcome.
 #[derive(Clone, Debug)]
 pub struct Finished {

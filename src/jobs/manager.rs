@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 
 use super::changes::{ChangeFeed, JobChange};
 use super::in_place::InPlaceRuns;
-use super::job::{Finished, Job, JobState, StopReason};
+use super::job::{AskFirst, Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler};
 use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
 
@@ -77,6 +77,8 @@ pub struct JobOptions {
     pub allowed_past: Option<String>,
     /// Questions the person answered before the job existed: its transcript's first events.
     pub asked_before: Vec<PersonQuestion>,
+    /// What the person must allow on the dashboard before the job may start.
+    pub ask_first: Option<AskFirst>,
 }
 
 impl Jobs {
@@ -211,13 +213,24 @@ impl Jobs {
 
     /// The life of one job: the queue, the run, the record of its end. The run is a task of
     /// its own so that a panic in it (a bug) still ends the job, as a failure.
-    async fn drive(self: Arc<Self>, job: Arc<Job>, prepared: Prepared, options: JobOptions) {
-        let run = tokio::spawn(self.clone().admit_and_run(job.clone(), prepared));
+    async fn drive(self: Arc<Self>, job: Arc<Job>, prepared: Prepared, mut options: JobOptions) {
+        let ask_first = options.ask_first.take();
+        let run = tokio::spawn(self.clone().admit_and_run(job.clone(), prepared, ask_first));
         let outcome = run.await.unwrap_or_else(|error| panicked(&job, error));
         self.finish(&job, outcome, options).await;
     }
 
-    async fn admit_and_run(self: Arc<Self>, job: Arc<Job>, prepared: Prepared) -> Outcome {
+    async fn admit_and_run(
+        self: Arc<Self>,
+        job: Arc<Job>,
+        prepared: Prepared,
+        ask_first: Option<AskFirst>,
+    ) -> Outcome {
+        if let Some(ask) = ask_first
+            && let Err(never_ran) = self.ask_first(&job, ask).await
+        {
+            return never_ran;
+        }
         let Some(permit) = self.admit(&job).await else {
             return not_run(&job);
         };

@@ -14,8 +14,9 @@ mod trees;
 mod waiting;
 
 pub use changes::JobChange;
-pub use job::{Finished, Job, JobState, StopReason};
+pub use job::{AskFirst, Finished, Job, JobState, StopReason};
 pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
 pub use trees::{finished_record, tidy_worktrees};
+pub use waiting::DASHBOARD;

@@ -1,12 +1,20 @@
 //! A job waiting on the person (`--park-questions`): a question nobody can be asked through
-//! the client is parked in the store, the job `needs_input`, and its run waits until the
-//! person answers on the dashboard (never the model: no tool answers it) or the job stops.
+//! the client is parked in the store, the job `needs_input`, and it waits until the person
+//! answers on the dashboard (never the model: no tool answers it) or the job stops. Its run
+//! waits on a delegate's question; a call past the server's bounds waits before it starts.
 
 use std::sync::Arc;
 
-use super::job::Job;
+use cli_agent_engine::{
+    AgentEvent, ErrorInfo, ErrorKind, Outcome, PersonAnswer, PersonQuestion, QuestionAbout, Status,
+};
+
+use super::job::{AskFirst, Job};
 use super::manager::{Jobs, JobsError, STORE_POLL};
 use super::store::{JobId, Store};
+
+/// How the transcript names the dashboard as the way the person answered.
+pub const DASHBOARD: &str = "the dashboard";
 
 impl Jobs {
     /// Park `asked` for job `id` and wait for the person's answer on the dashboard: whether
@@ -49,6 +57,67 @@ impl Jobs {
         drop(parked);
         self.tell_waiters(&job);
         answer
+    }
+}
+
+impl Jobs {
+    /// Resolves once `job` waits on the person's answer on the dashboard.
+    pub async fn until_waiting(&self, job: &Job) {
+        loop {
+            let changed = self.ended_or_parked();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            if job.waiting_for().is_some() {
+                return;
+            }
+            changed.await;
+        }
+    }
+
+    /// Ask `ask` on the dashboard before `job` starts: `Ok` once the person allowed it (then
+    /// recorded with the job), else the outcome of a job that never ran.
+    pub(super) async fn ask_first(&self, job: &Job, ask: AskFirst) -> Result<(), Outcome> {
+        let answer = self.ask_on_dashboard(&job.id, &ask.question).await;
+        let (person, why) = match &answer {
+            Ok(Some(true)) => (PersonAnswer::Allowed, None),
+            Ok(Some(false)) => (PersonAnswer::Declined, None),
+            Ok(None) => (
+                PersonAnswer::NobodyToAsk,
+                Some("the job stopped before the person answered".to_owned()),
+            ),
+            Err(error) => (
+                PersonAnswer::NobodyToAsk,
+                Some(format!("parking the question failed: {error}")),
+            ),
+        };
+        let question = PersonQuestion {
+            about: QuestionAbout::ServerBounds {
+                bounds: ask.bounds.clone(),
+            },
+            answer: person,
+            answered_by: why.is_none().then(|| DASHBOARD.to_owned()),
+            why: why.clone(),
+        };
+        if let Some(transcript) = self.transcript(&job.id) {
+            transcript.events(&[AgentEvent::Question(question)]);
+        }
+        if person == PersonAnswer::Allowed {
+            let (id, bounds) = (job.id.clone(), ask.bounds);
+            self.record(move |store| store.set_allowed_past(&id, &bounds))
+                .await;
+            return Ok(());
+        }
+        let why = why.unwrap_or_else(|| format!("the person declined on {DASHBOARD}"));
+        let error = ErrorInfo {
+            kind: ErrorKind::Refused,
+            message: format!("{} ({why})", ask.refusal),
+            hint: None,
+        };
+        let status = match answer {
+            Ok(None) => Status::Cancelled,
+            _ => Status::Failed,
+        };
+        Err(Outcome::not_run(job.agent, status, error))
     }
 }
 

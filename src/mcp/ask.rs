@@ -35,27 +35,25 @@ pub enum BeyondBounds {
 }
 
 impl BeyondBounds {
-    /// Whether the person allowed `run`, which goes past `bounds`.
-    pub async fn allowed(
+    /// Whether the person allowed `run`, which goes past `bounds`: `Ok` if they did.
+    pub async fn ask(
         self,
         peer: &Peer<RoleServer>,
         run: &RunRequest,
         bounds: &[Refusal],
-    ) -> bool {
+    ) -> Result<(), NoLeave> {
         let Self::Ask { timeout } = self else {
-            return false;
+            return Err(NoLeave::NeverAsked);
         };
         let agent = run.agent;
-        match ask_person(peer, question(run, bounds), timeout).await {
-            Ok(()) => {
-                tracing::info!(%agent, "the person allowed a call past the server's bounds");
-                true
-            }
+        let answer = ask_person(peer, question(run, bounds), timeout).await;
+        match &answer {
+            Ok(()) => tracing::info!(%agent, "the person allowed a call past the server's bounds"),
             Err(no_leave) => {
                 tracing::info!(%agent, "no leave to go past the server's bounds: {no_leave}");
-                false
             }
         }
+        answer
     }
 }
 
@@ -74,6 +72,8 @@ pub enum NoLeave {
     NoAnswer(Duration),
     #[error("asking the person failed: {0}")]
     Failed(String),
+    #[error("this server never asks the person (--ask-beyond-bounds refuse)")]
+    NeverAsked,
 }
 
 impl NoLeave {
@@ -84,7 +84,17 @@ impl NoLeave {
             Self::Cancelled => PersonAnswer::Cancelled,
             Self::NoAnswer(_) => PersonAnswer::TimedOut,
             Self::CannotAsk | Self::Failed(_) => PersonAnswer::NobodyToAsk,
+            Self::NeverAsked => PersonAnswer::DeniedWithoutAsking,
         }
+    }
+
+    /// Whether the person could not be asked through the client (or did not answer), so
+    /// that the question may wait for them on the dashboard (`--park-questions`).
+    pub fn may_park(&self) -> bool {
+        matches!(
+            self.answer(),
+            PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut
+        )
     }
 
     /// Whether the person gave this answer (rather than nobody).
@@ -144,7 +154,7 @@ pub fn allowed_past_question(bounds: &[Refusal], client: String) -> Option<Perso
 }
 
 /// The question: who asks what, past which bounds.
-fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
+pub fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
     let first_line: String = run
         .prompt
         .lines()

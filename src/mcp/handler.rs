@@ -23,7 +23,7 @@ use rmcp::service::{NotificationContext, Peer, RequestContext, SubscriptionConte
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
-use super::ask::{self, BeyondBounds};
+use super::ask::{self, BeyondBounds, NoLeave};
 use super::calls::Shutdown;
 use super::completion;
 use super::delegate_questions::{Asking, Endpoint, Parking};
@@ -38,7 +38,7 @@ use super::subscriptions::{self, Subscriptions};
 use super::tasks;
 use super::tools::{self, CallRequest, Catalogue, JobTool, JobToolContext};
 use crate::jobs::store::{JobId, Origin};
-use crate::jobs::{Job, JobOptions, JobProgress, Jobs, StopReason};
+use crate::jobs::{AskFirst, Job, JobOptions, JobProgress, Jobs, StopReason};
 
 const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
     answer. Calls are independent and may run at the same time; pass `session_id` from an \
@@ -153,16 +153,17 @@ impl ServerHandler for AgentServer {
             Ok(call) => call,
             Err(error) => return Ok(error.to_result().into()),
         };
-        if let Some(refused) = self.refused_by_person(&call, &context).await {
-            return Ok(refused.into());
-        }
+        let ask_first = match self.leave_past_bounds(&call, &context).await {
+            Ok(ask_first) => ask_first,
+            Err(refused) => return Ok(refused.into()),
+        };
         let wants_task = context
             .client_capabilities()
             .is_some_and(|capabilities| capabilities.supports_tasks());
         if wants_task {
-            return Ok(self.start_task(call, context.peer.clone()).await);
+            return Ok(self.start_task(call, ask_first, context.peer.clone()).await);
         }
-        Ok(self.call(call, context).await.into())
+        Ok(self.call(call, ask_first, context).await.into())
     }
 
     async fn list_resources(
@@ -288,38 +289,71 @@ impl ServerHandler for AgentServer {
 }
 
 impl AgentServer {
-    /// A call past bounds the person may lift runs only with their leave; without it, its
-    /// result is the first bound's refusal, as if nobody had been asked.
-    async fn refused_by_person(
+    /// A call past bounds the person may lift runs only with their leave: `Ok(None)` within
+    /// the bounds or with their leave through the client; `Ok(Some(ask))` when nobody could be
+    /// asked there and questions are parked (`--park-questions`): the job asks on the
+    /// dashboard before it starts. Otherwise the first bound's refusal, as if nobody had been
+    /// asked.
+    async fn leave_past_bounds(
         &self,
         call: &CallRequest,
         context: &RequestContext<RoleServer>,
-    ) -> Option<CallToolResult> {
-        let first = call.beyond_bounds.first()?;
+    ) -> Result<Option<AskFirst>, CallToolResult> {
+        let Some(first) = call.beyond_bounds.first() else {
+            return Ok(None);
+        };
         let asking = self
             .beyond_bounds
-            .allowed(&context.peer, &call.run, &call.beyond_bounds);
-        let allowed = tokio::select! {
-            allowed = asking => allowed,
-            () = context.ct.cancelled() => false,
+            .ask(&context.peer, &call.run, &call.beyond_bounds);
+        let answer = tokio::select! {
+            answer = asking => answer,
+            () = context.ct.cancelled() => Err(NoLeave::Cancelled),
         };
-        (!allowed).then(|| result::error_result(first.to_string()))
+        match answer {
+            Ok(()) => Ok(None),
+            Err(no_leave) if self.park_questions && no_leave.may_park() => {
+                let bounds = ask::allowed_past(&call.beyond_bounds).unwrap_or_default();
+                let question = format!(
+                    "{} call past the server's bounds: {bounds}\n{}\n(Not asked through the \
+                     client: {no_leave}.)",
+                    call.run.agent,
+                    ask::question(&call.run, &call.beyond_bounds)
+                );
+                let refusal = first.to_string();
+                Ok(Some(AskFirst {
+                    question,
+                    bounds,
+                    refusal,
+                }))
+            }
+            Err(_) => Err(result::error_result(first.to_string())),
+        }
     }
 
     /// Start the call as a job and answer with it as a task (the client declared the
     /// extension); a call that can't start answers as a plain tool result.
-    async fn start_task(&self, call: CallRequest, peer: Peer<RoleServer>) -> CallToolResponse {
-        match self.start_job(call, Origin::Background, peer).await {
+    async fn start_task(
+        &self,
+        call: CallRequest,
+        ask_first: Option<AskFirst>,
+        peer: Peer<RoleServer>,
+    ) -> CallToolResponse {
+        match self
+            .start_job(call, ask_first, Origin::Background, peer)
+            .await
+        {
             Ok(job) => CallToolResponse::Task(CreateTaskResult::new(tasks::created(&job))),
             Err(refused) => refused.into(),
         }
     }
 
-    /// Prepare and start a call's job; a refusal is the call's result. The CLI's own
-    /// permission questions, if it can forward them, go to `peer` while the job runs.
+    /// Prepare and start a call's job, which first asks `ask_first` on the dashboard if
+    /// given; a refusal is the call's result. The CLI's own permission questions, if it can
+    /// forward them, go to `peer` while the job runs.
     async fn start_job(
         &self,
         mut call: CallRequest,
+        ask_first: Option<AskFirst>,
         origin: Origin,
         peer: Peer<RoleServer>,
     ) -> Result<Arc<Job>, CallToolResult> {
@@ -351,10 +385,21 @@ impl AgentServer {
             .check_tree(prepared.request())
             .await
             .map_err(|refusal| result::error_result(refusal.to_string()))?;
-        let options = JobOptions {
-            save_to: call.save_to,
-            allowed_past: ask::allowed_past(&call.beyond_bounds),
-            asked_before: Vec::from_iter(ask::allowed_past_question(&call.beyond_bounds, client)),
+        let options = match ask_first {
+            Some(ask) => JobOptions {
+                save_to: call.save_to,
+                ask_first: Some(ask),
+                ..JobOptions::default()
+            },
+            None => JobOptions {
+                save_to: call.save_to,
+                allowed_past: ask::allowed_past(&call.beyond_bounds),
+                asked_before: Vec::from_iter(ask::allowed_past_question(
+                    &call.beyond_bounds,
+                    client,
+                )),
+                ask_first: None,
+            },
         };
         let job = self.jobs.start(id, prepared, origin, options).await;
         if let Some(endpoint) = questions {
@@ -367,7 +412,12 @@ impl AgentServer {
         Ok(job)
     }
 
-    async fn call(&self, call: CallRequest, context: RequestContext<RoleServer>) -> CallToolResult {
+    async fn call(
+        &self,
+        call: CallRequest,
+        ask_first: Option<AskFirst>,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
         let agent = call.run.agent;
         let (background, handoff_after_secs) = (call.background, call.handoff_after_secs);
         let origin = if background {
@@ -375,7 +425,10 @@ impl AgentServer {
         } else {
             Origin::Call
         };
-        let job = match self.start_job(call, origin, context.peer.clone()).await {
+        let job = match self
+            .start_job(call, ask_first, origin, context.peer.clone())
+            .await
+        {
             Ok(job) => job,
             Err(refused) => return refused,
         };
@@ -389,6 +442,8 @@ impl AgentServer {
         let handed_off = tokio::select! {
             _ = job.finished() => false,
             () = sleep_or_never(handoff) => true,
+            // Only the person answers on the dashboard: no use holding the call meanwhile.
+            () = self.jobs.until_waiting(&job) => true,
             () = context.ct.cancelled() => {
                 tracing::info!(%agent, id = %context.id, "the client cancelled the call");
                 job.stop(StopReason::CallCancelled);

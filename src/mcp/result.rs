@@ -164,8 +164,8 @@ impl JobReport {
         let waiting_for = job.waiting_for();
         let status = match job.state() {
             JobState::Finished(finished) => return Self::finished(&job.id, &finished, budget),
+            _ if waiting_for.is_some() => JobStatus::NeedsInput,
             JobState::Queued => JobStatus::Queued,
-            JobState::Running if waiting_for.is_some() => JobStatus::NeedsInput,
             JobState::Running => JobStatus::Running,
         };
         let report = Self::unfinished(

@@ -57,8 +57,8 @@ impl ParkedAnswer {
 }
 
 impl Store {
-    /// Job `id` waits on the person for `asked`: recorded, and the job `needs_input`. Returns
-    /// the question's number.
+    /// Job `id` (queued or running) waits on the person for `asked`: recorded, and the job
+    /// `needs_input`. Returns the question's number.
     pub fn park_question(&self, id: &JobId, asked: &str) -> Result<u32, StoreError> {
         let mut conn = self.conn();
         let tx = conn
@@ -67,7 +67,7 @@ impl Store {
         let changed = tx
             .execute(
                 "UPDATE jobs SET status = 'needs_input' WHERE id = ?1
-                    AND status IN ('running', 'needs_input')",
+                    AND status IN ('queued', 'running', 'needs_input')",
                 [id.as_str()],
             )
             .map_err(self.fail())?;
@@ -145,7 +145,8 @@ impl Store {
     }
 
     /// The job's server is done with question `number` (it took the answer, or stopped
-    /// waiting: then it is withdrawn); the job runs on once no other question waits.
+    /// waiting: then it is withdrawn); once no other question waits, the job is `running`
+    /// again, or `queued` if it had not started.
     pub fn settle_parked(&self, id: &JobId, number: u32) -> Result<(), StoreError> {
         let mut conn = self.conn();
         let tx = conn
@@ -158,7 +159,9 @@ impl Store {
         )
         .map_err(self.fail())?;
         tx.execute(
-            "UPDATE jobs SET status = 'running' WHERE id = ?1 AND status = 'needs_input'
+            "UPDATE jobs
+                SET status = CASE WHEN started_ms IS NULL THEN 'queued' ELSE 'running' END
+             WHERE id = ?1 AND status = 'needs_input'
                 AND NOT EXISTS (SELECT 1 FROM questions WHERE job_id = ?1 AND answer IS NULL)",
             [id.as_str()],
         )
@@ -260,8 +263,23 @@ mod tests {
             ParkedAnswer::AlreadySettled(why) if why.contains("cancelled")
         ));
         assert!(store.get(&id).unwrap().unwrap().waiting_for.is_none());
-        let finished = insert(&store, CLAUDE, dir.path(), JobStatus::Queued);
-        assert!(store.park_question(&finished, "too early").is_err());
+        assert!(store.park_question(&id, "too late").is_err());
+    }
+
+    #[test]
+    fn a_job_that_had_not_started_is_queued_again_once_its_question_is_settled() {
+        let (dir, store) = open("store-parked-queued");
+        let id = insert(&store, CLAUDE, dir.path(), JobStatus::Queued);
+        let number = store
+            .park_question(&id, "may it run past the bounds?")
+            .unwrap();
+        assert_eq!(status(&store, &id), JobStatus::NeedsInput);
+        store.answer_parked(&id, number, true).unwrap();
+        store.settle_parked(&id, number).unwrap();
+        assert_eq!(status(&store, &id), JobStatus::Queued);
+        store.mark_running(&id).unwrap();
+        let job = store.get(&id).unwrap().unwrap();
+        assert!(job.started_ms.is_some(), "{job:?}");
     }
 
     #[test]

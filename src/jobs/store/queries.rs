@@ -73,6 +73,18 @@ impl Store {
         )
     }
 
+    /// The bounds the person let job `id` past, once they allowed it on the dashboard.
+    pub fn set_allowed_past(&self, id: &JobId, allowed_past: &str) -> Result<(), StoreError> {
+        let changed = self
+            .conn()
+            .execute(
+                "UPDATE jobs SET allowed_past = ?2 WHERE id = ?1",
+                params![id.as_str(), allowed_past],
+            )
+            .map_err(self.fail())?;
+        self.found(id, changed > 0)
+    }
+
     /// The final state; the whole answer is kept (TEXT column), the rest of the Outcome as JSON.
     /// Events recorded after it are still appended.
     pub fn finish(

@@ -21,8 +21,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::jobs::Jobs;
 use crate::jobs::store::{JobId, Recorder};
+use crate::jobs::{DASHBOARD, Jobs};
 use crate::mcp::ask::{BeyondBounds, NoLeave, ask_person, client_name};
 
 /// The endpoint's one tool.
@@ -112,9 +112,6 @@ pub struct Parking {
     pub jobs: Arc<Jobs>,
     pub id: JobId,
 }
-
-/// The name the transcript gives the dashboard as the way the person answered.
-const DASHBOARD: &str = "the dashboard";
 
 /// Answers one run's questions: asks the person through the client, or parks the question
 /// for the dashboard, within the run's level, and records each question and its answer in the
