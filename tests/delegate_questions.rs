@@ -16,6 +16,8 @@ mod mcp;
 mod real;
 mod web;
 
+use std::time::Duration;
+
 use cli_agent_engine::clis;
 use common::{TempDir, wait_until};
 use mcp::{Builder, Server, is_error};
@@ -103,8 +105,34 @@ async fn call_answering(server: &mut Server, prompt: &str, reply: Value) -> (Val
         .start_call("claude", json!({"prompt": prompt}), None)
         .await;
     let question = server.server_request(ELICIT, &answered).await;
+    progress_says(
+        server,
+        "asking the person through cli-agent-mcp-tests: claude's Bash",
+    )
+    .await;
     server.respond(&question["id"], reply).await;
     (question, server.result(call).await)
+}
+
+/// Waits until the progress line of the newest job says `said` (the store's copy of it is
+/// refreshed every half second).
+async fn progress_says(server: &mut Server, said: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let listed = server.call("job_list", json!({"limit": 1})).await;
+        let job = &listed["structuredContent"]["jobs"][0];
+        if job["progress"]
+            .as_str()
+            .is_some_and(|line| line.contains(said))
+        {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the progress never said {said:?}: {job:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// The ids of the questions the server has sent so far.

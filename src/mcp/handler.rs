@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use super::ask::{self, BeyondBounds, NoLeave};
 use super::calls::Shutdown;
 use super::completion;
-use super::delegate_questions::{Asking, Endpoint, Parking};
+use super::delegate_questions::{Asking, Endpoint, QuestionsJob};
 use super::logging;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -368,9 +368,10 @@ impl AgentServer {
             peer: Some(peer),
             how: self.beyond_bounds,
             transcript,
-            parking: self.park_questions.then(|| Parking {
+            job: Some(QuestionsJob {
                 jobs: self.jobs.clone(),
                 id: id.clone(),
+                park: self.park_questions,
             }),
             wait: call.run.person_wait.clone(),
         };

@@ -85,9 +85,9 @@ pub struct Asking {
     pub how: BeyondBounds,
     /// The job's transcript, where each question and its answer is recorded.
     pub transcript: Option<Recorder>,
-    /// Where a question nobody can be asked through the client waits for the person
-    /// (`--park-questions`); `None`: it is denied.
-    pub parking: Option<Parking>,
+    /// The run's job: its progress line says when the person is asked, and there a question
+    /// nobody can be asked through the client may wait.
+    pub job: Option<QuestionsJob>,
     /// The run's, held while a question waits on the person: the CLI is silent meanwhile.
     pub wait: PersonWait,
 }
@@ -100,17 +100,28 @@ impl Asking {
             peer: None,
             how,
             transcript,
-            parking: None,
+            job: None,
             wait: PersonWait::default(),
         }
     }
 }
 
-/// The job whose page on the dashboard a parked question waits on.
-#[derive(Clone)]
-pub struct Parking {
+/// The job a run's questions are about.
+pub struct QuestionsJob {
     pub jobs: Arc<Jobs>,
     pub id: JobId,
+    /// Whether a question nobody can be asked through the client waits for the person on
+    /// the job's dashboard page (`--park-questions`) instead of being denied.
+    pub park: bool,
+}
+
+impl QuestionsJob {
+    /// Say on the job's progress line what is asked now, or how it was answered.
+    fn say(&self, line: String) {
+        if let Some(job) = self.jobs.live(&self.id) {
+            job.progress.set(line);
+        }
+    }
 }
 
 /// Answers one run's questions: asks the person through the client, or parks the question
@@ -157,17 +168,21 @@ impl Approver {
     async fn rule(&self, tool: &str, asked: &str) -> Ruling {
         let _waiting = self.asking.wait.begin();
         let ruling = self.rule_through_client(tool, asked).await;
-        match (&self.asking.parking, ruling.answer) {
-            (Some(parking), PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut) => {
-                self.park(parking, asked, ruling).await
+        let ruling = match (&self.asking.job, ruling.answer) {
+            (Some(job), PersonAnswer::NobodyToAsk | PersonAnswer::TimedOut) if job.park => {
+                self.park(job, asked, ruling).await
             }
             _ => ruling,
+        };
+        if let Some(job) = &self.asking.job {
+            job.say(format!("{asked}: {}", ruling.answer.name()));
         }
+        ruling
     }
 
     /// Wait for the person's answer on the job's dashboard page; `unanswered` is how it was
     /// settled through the client, kept if parking fails.
-    async fn park(&self, parking: &Parking, asked: &str, unanswered: Ruling) -> Ruling {
+    async fn park(&self, parking: &QuestionsJob, asked: &str, unanswered: Ruling) -> Ruling {
         let question = format!(
             "{asked}\nNot asked through the client: {}.\nWorkspace: {}\nPermission of the \
              call: {}\n\nAllow it?",
@@ -215,6 +230,12 @@ impl Approver {
             let why = "the call's client is gone, so nobody can be asked";
             return Ruling::unasked(PersonAnswer::NobodyToAsk, why);
         };
+        if let Some(job) = &self.asking.job {
+            job.say(format!(
+                "asking the person through {}: {asked}",
+                client_name(peer)
+            ));
+        }
         match ask_person(peer, self.ask(asked), timeout).await {
             Ok(()) => Ruling {
                 answer: PersonAnswer::Allowed,

@@ -15,5 +15,5 @@
 mod approve;
 mod endpoint;
 
-pub use self::approve::{Asking, Parking};
+pub use self::approve::{Asking, QuestionsJob};
 pub use self::endpoint::Endpoint;
