@@ -58,9 +58,7 @@ impl Jobs {
         self.tell_waiters(&job);
         answer
     }
-}
 
-impl Jobs {
     /// Resolves once `job` waits on the person's answer on the dashboard.
     pub async fn until_waiting(&self, job: &Job) {
         loop {
