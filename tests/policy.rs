@@ -448,6 +448,9 @@ async fn with_park_questions_a_call_past_the_bounds_waits_for_the_person_on_the_
 
     let record = dir.path().join("allowed.json");
     let id = parked_call(&mut server, dir.path(), &record).await;
+    let shown = shown_job(state.path(), &id);
+    assert_eq!(shown["status"], "needs_input", "{shown:#}");
+    assert_eq!(shown["waiting_for"]["number"], 1, "{shown:#}");
     let path = format!("/jobs/{id}/questions/1/allow");
     let answered = dashboard.post_from_page(&cookie, &id, &path).await;
     assert_eq!(answered.json()["result"], "answered", "{answered:?}");
