@@ -19,4 +19,3 @@ pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
 pub use trees::{finished_record, tidy_worktrees};
-pub use waiting::DASHBOARD;

@@ -14,17 +14,53 @@ use super::manager::{Jobs, JobsError, STORE_POLL};
 use super::store::{JobId, Store};
 
 /// How the transcript names the dashboard as the way the person answered.
-pub const DASHBOARD: &str = "the dashboard";
+const DASHBOARD: &str = "the dashboard";
+
+/// How a question parked for the person was settled.
+#[derive(Debug)]
+pub struct Settled {
+    pub answer: PersonAnswer,
+    /// Why nobody answered (the job stopped first, or the question could not be parked);
+    /// `None` when the person answered on the dashboard.
+    pub unanswered: Option<String>,
+}
+
+impl Settled {
+    /// Who answered: the dashboard, or nobody.
+    pub fn answered_by(&self) -> Option<String> {
+        self.unanswered.is_none().then(|| DASHBOARD.to_owned())
+    }
+
+    /// Why it was not allowed (for a question that was not).
+    pub fn why_not(&self) -> String {
+        self.unanswered
+            .clone()
+            .unwrap_or_else(|| format!("the person declined on {DASHBOARD}"))
+    }
+}
 
 impl Jobs {
-    /// Park `asked` for job `id` and wait for the person's answer on the dashboard: whether
-    /// they allowed it, or `None` when the job stopped first. Then, or when this future is
-    /// dropped (the CLI gave up asking), an unanswered question is withdrawn.
-    pub async fn ask_on_dashboard(
-        &self,
-        id: &JobId,
-        asked: &str,
-    ) -> Result<Option<bool>, JobsError> {
+    /// Park `asked` for job `id` and wait for the person's answer on the dashboard, or for
+    /// the job to stop. Then, or when this future is dropped (the CLI gave up asking), an
+    /// unanswered question is withdrawn.
+    pub async fn ask_on_dashboard(&self, id: &JobId, asked: &str) -> Settled {
+        let (answer, unanswered) = match self.park_and_wait(id, asked).await {
+            Ok(Some(true)) => (PersonAnswer::Allowed, None),
+            Ok(Some(false)) => (PersonAnswer::Declined, None),
+            Ok(None) => (
+                PersonAnswer::NobodyToAsk,
+                Some("the job stopped before the person answered on the dashboard".to_owned()),
+            ),
+            Err(error) => (
+                PersonAnswer::NobodyToAsk,
+                Some(format!("parking it for the dashboard failed: {error}")),
+            ),
+        };
+        Settled { answer, unanswered }
+    }
+
+    /// Whether the person allowed `asked`; `None` when the job stopped first.
+    async fn park_and_wait(&self, id: &JobId, asked: &str) -> Result<Option<bool>, JobsError> {
         let job = self
             .live(id)
             .ok_or_else(|| JobsError::Unknown(id.clone()))?;
@@ -75,45 +111,32 @@ impl Jobs {
     /// Ask `ask` on the dashboard before `job` starts: `Ok` once the person allowed it (then
     /// recorded with the job), else the outcome of a job that never ran.
     pub(super) async fn ask_first(&self, job: &Job, ask: AskFirst) -> Result<(), Outcome> {
-        let answer = self.ask_on_dashboard(&job.id, &ask.question).await;
-        let (person, why) = match &answer {
-            Ok(Some(true)) => (PersonAnswer::Allowed, None),
-            Ok(Some(false)) => (PersonAnswer::Declined, None),
-            Ok(None) => (
-                PersonAnswer::NobodyToAsk,
-                Some("the job stopped before the person answered".to_owned()),
-            ),
-            Err(error) => (
-                PersonAnswer::NobodyToAsk,
-                Some(format!("parking the question failed: {error}")),
-            ),
-        };
+        let settled = self.ask_on_dashboard(&job.id, &ask.question).await;
         let question = PersonQuestion {
             about: QuestionAbout::ServerBounds {
                 bounds: ask.bounds.clone(),
             },
-            answer: person,
-            answered_by: why.is_none().then(|| DASHBOARD.to_owned()),
-            why: why.clone(),
+            answer: settled.answer,
+            answered_by: settled.answered_by(),
+            why: settled.unanswered.clone(),
         };
         if let Some(transcript) = self.transcript(&job.id) {
             transcript.events(&[AgentEvent::Question(question)]);
         }
-        if person == PersonAnswer::Allowed {
+        if settled.answer == PersonAnswer::Allowed {
             let (id, bounds) = (job.id.clone(), ask.bounds);
             self.record(move |store| store.set_allowed_past(&id, &bounds))
                 .await;
             return Ok(());
         }
-        let why = why.unwrap_or_else(|| format!("the person declined on {DASHBOARD}"));
         let error = ErrorInfo {
             kind: ErrorKind::Refused,
-            message: format!("{} ({why})", ask.refusal),
+            message: format!("{} ({})", ask.refusal, settled.why_not()),
             hint: None,
         };
-        let status = match answer {
-            Ok(None) => Status::Cancelled,
-            _ => Status::Failed,
+        let status = match job.cancel_token().is_cancelled() {
+            true => Status::Cancelled,
+            false => Status::Failed,
         };
         Err(Outcome::not_run(job.agent, status, error))
     }

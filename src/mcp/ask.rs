@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::policy::Refusal;
+use crate::jobs::AskFirst;
 
 /// The most characters of the prompt's first line the question quotes.
 const PROMPT_SHOWN: usize = 200;
@@ -153,8 +154,26 @@ pub fn allowed_past_question(bounds: &[Refusal], client: String) -> Option<Perso
     })
 }
 
+/// What the job of `run`, past `bounds`, asks the person on the dashboard before it starts,
+/// since `no_leave` came of asking through the client; `None` within the bounds.
+pub fn ask_first(run: &RunRequest, bounds: &[Refusal], no_leave: &NoLeave) -> Option<AskFirst> {
+    let refusal = bounds.first()?.to_string();
+    let past = allowed_past(bounds)?;
+    let question = format!(
+        "{} call past the server's bounds: {past}\n{}\n(Not asked through the client: \
+         {no_leave}.)",
+        run.agent,
+        question(run, bounds)
+    );
+    Some(AskFirst {
+        question,
+        bounds: past,
+        refusal,
+    })
+}
+
 /// The question: who asks what, past which bounds.
-pub fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
+fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
     let first_line: String = run
         .prompt
         .lines()

@@ -56,8 +56,9 @@ pub struct AgentServer {
     pub policy: Policy,
     /// Whether a call past a bound the person may lift asks them, and how long it waits.
     pub beyond_bounds: BeyondBounds,
-    /// Whether a delegate's question nobody can be asked through the client waits for the
-    /// person's answer on the dashboard (`--park-questions`) instead of being denied.
+    /// Whether a question nobody can be asked through the client (a delegate's, or about a
+    /// call past the bounds) waits for the person's answer on the dashboard
+    /// (`--park-questions`) instead of being denied.
     pub park_questions: bool,
     /// A blocking call still running after this hands off (0: never), unless it says otherwise.
     pub handoff_after: Duration,
@@ -312,19 +313,7 @@ impl AgentServer {
         match answer {
             Ok(()) => Ok(None),
             Err(no_leave) if self.park_questions && no_leave.may_park() => {
-                let bounds = ask::allowed_past(&call.beyond_bounds).unwrap_or_default();
-                let question = format!(
-                    "{} call past the server's bounds: {bounds}\n{}\n(Not asked through the \
-                     client: {no_leave}.)",
-                    call.run.agent,
-                    ask::question(&call.run, &call.beyond_bounds)
-                );
-                let refusal = first.to_string();
-                Ok(Some(AskFirst {
-                    question,
-                    bounds,
-                    refusal,
-                }))
+                Ok(ask::ask_first(&call.run, &call.beyond_bounds, &no_leave))
             }
             Err(_) => Err(result::error_result(first.to_string())),
         }

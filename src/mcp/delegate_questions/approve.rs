@@ -21,9 +21,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::jobs::Jobs;
 use crate::jobs::store::{JobId, Recorder};
-use crate::jobs::{DASHBOARD, Jobs};
-use crate::mcp::ask::{BeyondBounds, NoLeave, ask_person, client_name};
+use crate::mcp::ask::{BeyondBounds, ask_person, client_name};
 
 /// The endpoint's one tool.
 pub const APPROVE: &str = "approve";
@@ -180,39 +180,33 @@ impl Approver {
         ruling
     }
 
-    /// Wait for the person's answer on the job's dashboard page; `unanswered` is how it was
-    /// settled through the client, kept if parking fails.
-    async fn park(&self, parking: &QuestionsJob, asked: &str, unanswered: Ruling) -> Ruling {
+    /// Wait for the person's answer on the job's dashboard page; `unanswered_by_client` is
+    /// how it was settled through the client.
+    async fn park(
+        &self,
+        parking: &QuestionsJob,
+        asked: &str,
+        unanswered_by_client: Ruling,
+    ) -> Ruling {
         let question = format!(
             "{asked}\nNot asked through the client: {}.\nWorkspace: {}\nPermission of the \
              call: {}\n\nAllow it?",
-            unanswered.why,
+            unanswered_by_client.why,
             self.workspace.display(),
             self.permission
         );
         tracing::info!(agent = %self.agent, job = %parking.id, "parked for the dashboard: {asked}");
-        match parking.jobs.ask_on_dashboard(&parking.id, &question).await {
-            Ok(Some(true)) => Ruling {
-                answer: PersonAnswer::Allowed,
-                answered_by: Some(DASHBOARD.to_owned()),
-                why: String::new(),
-            },
-            Ok(Some(false)) => Ruling {
-                answer: PersonAnswer::Declined,
-                answered_by: Some(DASHBOARD.to_owned()),
-                why: format!("{} on {DASHBOARD}", NoLeave::Declined),
-            },
-            Ok(None) => Ruling::unasked(
-                PersonAnswer::NobodyToAsk,
-                "the job stopped before the person answered on the dashboard",
-            ),
-            Err(error) => Ruling {
-                why: format!(
-                    "{}; parking it for the dashboard failed: {error}",
-                    unanswered.why
-                ),
-                ..unanswered
-            },
+        let settled = parking.jobs.ask_on_dashboard(&parking.id, &question).await;
+        let why = match (settled.answer, &settled.unanswered) {
+            (PersonAnswer::Allowed, _) => String::new(),
+            // Why the client could not be asked, then why the dashboard could not either.
+            (_, Some(unanswered)) => format!("{}; {unanswered}", unanswered_by_client.why),
+            _ => settled.why_not(),
+        };
+        Ruling {
+            answer: settled.answer,
+            answered_by: settled.answered_by(),
+            why,
         }
     }
 
