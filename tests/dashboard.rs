@@ -27,6 +27,29 @@ fn job_in<'a>(name: &str, data: &'a Value, id: &str) -> Option<&'a Value> {
     }
 }
 
+/// Reads job `id`'s page feed to its end: the job's last record, and its events.
+async fn ended(feed: &mut Feed, id: &str) -> (Value, Vec<Value>) {
+    feed.wait_for("the end of the feed", |name, _| {
+        (name == "end").then_some(())
+    })
+    .await;
+    let job = feed
+        .messages
+        .iter()
+        .rev()
+        .find_map(|(name, data)| job_in(name, data, id))
+        .expect("the job's record")
+        .clone();
+    let events = feed
+        .messages
+        .iter()
+        .filter(|(name, _)| name == "lines")
+        .flat_map(|(_, data)| data["text"].as_str().unwrap().lines())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (job, events)
+}
+
 /// A server and a dashboard on one store, a background job, and the feed of its page.
 struct JobPage {
     dashboard: Dashboard,
@@ -240,31 +263,11 @@ async fn a_jobs_page_renders_its_answer_as_markdown_with_the_html_in_it_escaped(
         "{html}"
     );
     assert!(html.contains(r##"<a href="#">link</a>"##), "{html}");
-    feed.wait_for("the end of the feed", |name, _| {
-        (name == "end").then_some(())
-    })
-    .await;
-    let job = feed
-        .messages
-        .iter()
-        .rev()
-        .find_map(|(name, data)| job_in(name, data, &id))
-        .expect("the job's record");
+    let (job, events) = ended(&mut feed, &id).await;
     assert_eq!(job["status"], "completed", "{job:#}");
-    let lines: String = feed
-        .messages
+    let types: Vec<String> = events
         .iter()
-        .filter(|(name, _)| name == "lines")
-        .map(|(_, data)| data["text"].as_str().unwrap())
-        .collect();
-    let types: Vec<String> = lines
-        .lines()
-        .map(|line| {
-            serde_json::from_str::<Value>(line).unwrap()["type"]
-                .as_str()
-                .unwrap()
-                .to_owned()
-        })
+        .map(|event| event["type"].as_str().unwrap().to_owned())
         .collect();
     for kind in [
         "session_started",
@@ -589,24 +592,9 @@ async fn a_job_the_person_let_past_the_bounds_shows_what_and_the_question_in_its
     let mut feed = dashboard
         .feed(&Request::get(&format!("/jobs/{id}/events")).cookie(&cookie))
         .await;
-    feed.wait_for("the end of the feed", |name, _| {
-        (name == "end").then_some(())
-    })
-    .await;
-    let job = feed
-        .messages
-        .iter()
-        .find_map(|(name, data)| job_in(name, data, &id))
-        .expect("the job's record");
+    let (job, events) = ended(&mut feed, &id).await;
     let allowed = job["allowed_past"].as_str().unwrap_or_default();
     assert!(allowed.contains("permission unlimited"), "{job:#}");
-    let events: Vec<Value> = feed
-        .messages
-        .iter()
-        .filter(|(name, _)| name == "lines")
-        .flat_map(|(_, data)| data["text"].as_str().unwrap().lines())
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
     let first = &events[0];
     assert_eq!(first["type"], "question", "the first event: {events:#?}");
     assert_eq!(first["about"], "server_bounds", "{first:#}");

@@ -6,7 +6,6 @@
 mod common;
 mod mcp;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::{TempDir, unique, wait_for_tagged, wait_until};
@@ -46,6 +45,22 @@ async fn a_completed_jobs_first_page_has_its_session_usage_and_duration_and_the_
     assert!(structured(&later).get("session_id").is_none(), "{later:#}");
 }
 
+/// A first page that reports a job which ended `status` with an error saying `error`: its
+/// hint, the session to resume, and how long it ran.
+fn assert_ended_page(page: &Value, status: &str, error: &str) {
+    let report = structured(page);
+    assert_eq!(report["status"], status, "{page:#}");
+    assert!(
+        report["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(error)),
+        "{page:#}"
+    );
+    assert!(report["error"]["hint"].is_string(), "{page:#}");
+    assert!(report["session_id"].is_string(), "resumable: {page:#}");
+    assert!(report["duration_ms"].is_u64(), "{page:#}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_jobs_first_page_has_its_error_with_hint_and_session() {
     let mut server = Server::start().await;
@@ -58,33 +73,12 @@ async fn a_failed_jobs_first_page_has_its_error_with_hint_and_session() {
     assert!(is_error(&failed), "{failed:#}");
     let id = job_id(&failed);
     let page = first_page(&mut server, &id).await;
-    let report = structured(&page);
-    assert_eq!(report["status"], "failed", "{page:#}");
-    assert!(
-        report["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("quota exceeded")),
-        "{page:#}"
-    );
-    assert!(report["error"]["hint"].is_string(), "{page:#}");
-    assert!(report["session_id"].is_string(), "{page:#}");
-    assert!(report["duration_ms"].is_u64(), "{page:#}");
+    assert_ended_page(&page, "failed", "quota exceeded");
     let text = all_text(&page);
     assert!(
         text.contains("quota exceeded") && text.contains("hint: "),
         "{text}"
     );
-}
-
-/// How many events of job `id` the store holds, as `cli-agent-mcp jobs show --json` says.
-fn recorded_events(state: &Path, id: &str) -> u64 {
-    let output = common::cam_command()
-        .args(["jobs", "show", id, "--json"])
-        .env("CAM_STATE_DIR", state)
-        .output()
-        .expect("run jobs show");
-    let shown: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
-    shown["transcript"]["events"].as_u64().unwrap_or(0)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,7 +96,7 @@ async fn a_job_interrupted_by_sigterm_reads_from_the_next_server_with_error_hint
     let id = job_id(&started);
     wait_for_tagged(&tag, 1).await;
     wait_until("the job has streamed some of its answer", || {
-        recorded_events(state.path(), &id) >= 5
+        common::recorded_events(state.path(), &id) >= 5
     })
     .await;
     server.signal(Signal::SIGTERM);
@@ -114,17 +108,7 @@ async fn a_job_interrupted_by_sigterm_reads_from_the_next_server_with_error_hint
     let mut next = Server::builder().env("CAM_STATE_DIR", state.path()).spawn();
     next.initialize().await;
     let page = first_page(&mut next, &id).await;
-    let report = structured(&page);
-    assert_eq!(report["status"], "interrupted", "{page:#}");
-    assert!(
-        report["error"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("SIGTERM")),
-        "{page:#}"
-    );
-    assert!(report["error"]["hint"].is_string(), "{page:#}");
-    assert!(report["session_id"].is_string(), "resumable: {page:#}");
-    assert!(report["duration_ms"].is_u64(), "{page:#}");
+    assert_ended_page(&page, "interrupted", "SIGTERM");
     assert!(
         texts(&page)[0].contains("tick"),
         "the partial answer: {page:#}"

@@ -18,17 +18,6 @@ fn server_with_state(state: &Path) -> mcp::Builder {
     Server::builder().env("CAM_STATE_DIR", state)
 }
 
-/// How many events of job `id` the store holds, as `cli-agent-mcp jobs show --json` says.
-fn recorded_events(state: &Path, id: &str) -> u64 {
-    let output = common::cam_command()
-        .args(["jobs", "show", id, "--json"])
-        .env("CAM_STATE_DIR", state)
-        .output()
-        .expect("run jobs show");
-    let shown: Value = serde_json::from_slice(&output.stdout).unwrap_or_default();
-    shown["transcript"]["events"].as_u64().unwrap_or(0)
-}
-
 /// `job_wait` on `ids` until every one has ended; the last result.
 async fn wait_all(server: &mut Server, ids: &[String]) -> Value {
     loop {
@@ -481,7 +470,8 @@ async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_
         assert_eq!(waited_job(&waited, id)["status"], "running", "{waited:#}");
     }
     wait_until("both jobs have streamed some of their answer", || {
-        ids.iter().all(|id| recorded_events(state.path(), id) >= 5)
+        ids.iter()
+            .all(|id| common::recorded_events(state.path(), id) >= 5)
     })
     .await;
     server.signal(Signal::SIGTERM);

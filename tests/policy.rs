@@ -271,13 +271,7 @@ fn assert_refused_above_ceiling(result: &Value, record: &Path) {
 
 /// `jobs show --json` of job `id` in the store in `state`.
 fn shown_job(state: &Path, id: &str) -> Value {
-    let output = common::cam_command()
-        .args(["jobs", "show", id, "--json"])
-        .env("CAM_STATE_DIR", state)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run jobs show");
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|_| panic!("{output:?}"))
+    common::shown_job(state, id).unwrap_or_else(|| panic!("jobs show printed no job {id}"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -56,6 +56,22 @@ pub fn cam_command() -> std::process::Command {
     command
 }
 
+/// `cli-agent-mcp jobs show ID --json` on the job store in `state`: the job, or `None` when
+/// it printed none (no such job, yet).
+pub fn shown_job(state: &std::path::Path, id: &str) -> Option<serde_json::Value> {
+    let output = cam_command()
+        .args(["jobs", "show", id, "--json"])
+        .env("CAM_STATE_DIR", state)
+        .output()
+        .expect("run jobs show");
+    serde_json::from_slice(&output.stdout).ok()
+}
+
+/// How many events of job `id` the store in `state` holds, as `jobs show --json` says.
+pub fn recorded_events(state: &std::path::Path, id: &str) -> u64 {
+    shown_job(state, id).map_or(0, |job| job["transcript"]["events"].as_u64().unwrap_or(0))
+}
+
 /// A name no other test (or earlier run) uses.
 pub fn unique(name: &str) -> String {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
