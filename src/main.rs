@@ -23,7 +23,8 @@ mod transport;
 
 use std::process::ExitCode;
 
-use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, run_guardian};
+use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, MarkerPrefix, run_guardian};
+use cli_agent_engine::sandbox::remove_left_by;
 
 use crate::cli::Command;
 
@@ -104,17 +105,20 @@ fn start_guardian() -> Option<Guardian> {
 /// The hidden `__guardian <marker prefix>` command: no runtime, no logging, no clap.
 fn guard(prefix: Option<std::ffi::OsString>) -> ExitCode {
     let prefix = prefix.unwrap_or_default();
-    match run_guardian(&prefix.to_string_lossy()) {
-        Ok(0) => ExitCode::SUCCESS,
-        Ok(killed) => {
-            eprintln!(
-                "cli-agent-mcp guardian: the server is gone; killed {killed} processes of its runs"
-            );
-            ExitCode::SUCCESS
-        }
+    let prefix: MarkerPrefix = match prefix.to_string_lossy().parse() {
+        Ok(prefix) => prefix,
         Err(error) => {
             eprintln!("cli-agent-mcp guardian: {error}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
         }
+    };
+    let killed = run_guardian(&prefix);
+    // A killed server removed nothing of its runs' temporary files itself.
+    remove_left_by(prefix.instance());
+    if killed > 0 {
+        eprintln!(
+            "cli-agent-mcp guardian: the server is gone; killed {killed} processes of its runs"
+        );
     }
+    ExitCode::SUCCESS
 }

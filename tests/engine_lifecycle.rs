@@ -21,7 +21,7 @@ async fn run_with(
     prompt: impl Into<String>,
     cancel: CancellationToken,
 ) -> Outcome {
-    common::become_subreaper();
+    common::adopt_orphans();
     let workspace = TempDir::new("ws");
     let engine = Engine::new(config);
     engine
@@ -110,7 +110,7 @@ async fn idle_timeout_fires_when_no_event_arrives_and_names_itself() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_waiting_on_the_person_is_not_idle_and_its_idle_limit_runs_from_the_answer() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let tag = unique("person-wait");
     let mut config = fake_config();
     let idle = Duration::from_secs(1);
@@ -166,7 +166,7 @@ async fn a_grandchild_holding_stdout_cannot_hang_the_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_one_run_lets_a_concurrent_one_finish() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let (doomed_tag, survivor_tag) = (unique("doomed"), unique("survivor"));
     let doomed_cancel = CancellationToken::new();
     let doomed = tokio::spawn(run_with(
@@ -307,7 +307,7 @@ async fn a_cli_lingering_after_its_turn_is_torn_down_and_keeps_its_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_reach_the_observer_as_they_are_parsed() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let workspace = TempDir::new("observer");
     let mut seen = Vec::new();
     let engine = Engine::new(fake_config());
@@ -341,7 +341,7 @@ async fn events_reach_the_observer_as_they_are_parsed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let workspace = TempDir::new("batches");
     let stream = workspace.path().join("stream.jsonl");
     std::fs::write(&stream, long_run::long_codex_stream(20_000)).expect("write the stream");
@@ -389,7 +389,7 @@ async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_original() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let (first, other) = (TempDir::new("first"), TempDir::new("other"));
     let engine = Engine::new(fake_config());
     let started = engine
@@ -454,7 +454,7 @@ async fn bad_requests_are_refused_before_anything_starts() {
 /// and removes it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_a_cli_writes_to_a_file_is_read_and_the_file_removed() {
-    common::become_subreaper();
+    common::adopt_orphans();
     // Confined (workspace-write): the usage file is the engine's own, writable at any level.
     let dir = TempDir::new("usage-file");
     let record = dir.path().join("argv.json");

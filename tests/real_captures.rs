@@ -83,7 +83,7 @@ fn captures_dir(agent: Agent) -> PathBuf {
 #[test]
 #[ignore = "regenerates fixtures; run scripts/regen-captures.sh"]
 fn regenerate_golden_captures() {
-    common::become_subreaper();
+    common::adopt_orphans();
     let agents: Vec<Agent> = match std::env::var("CAM_CAPTURE_AGENTS") {
         Ok(list) => list
             .split(',')

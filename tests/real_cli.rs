@@ -138,7 +138,7 @@ async fn cancel_when(
     let handle = tokio::spawn({
         let cancel = cancel.clone();
         async move {
-            common::become_subreaper();
+            common::adopt_orphans();
             engine
                 .run(request, cancel, &mut |_: &_| {})
                 .await

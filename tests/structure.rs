@@ -1,6 +1,7 @@
 //! The layout's promises, checked on every run: no import circle between the modules of
-//! `src/` (`scripts/import-cycles`), and no function of the engine or the job store over 50
-//! lines (`scripts/long-functions`).
+//! `src/` (`scripts/import-cycles`), no function of the engine or the job store over 50
+//! lines (`scripts/long-functions`), and no OS's own calls outside its platform module
+//! (`scripts/os-calls`).
 
 use std::path::Path;
 use std::process::Command;
@@ -28,4 +29,9 @@ fn the_modules_of_src_import_each_other_in_one_direction() {
 #[test]
 fn engine_and_job_store_functions_are_at_most_50_lines() {
     script_passes("scripts/long-functions");
+}
+
+#[test]
+fn each_oss_own_calls_stay_in_its_platform_module() {
+    script_passes("scripts/os-calls");
 }

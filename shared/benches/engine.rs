@@ -36,12 +36,14 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::command::CommandLine;
-use cli_agent_engine::process;
 use cli_agent_engine::sandbox::{Confinement, KernelSupport, SandboxMode, WritePlan};
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, Permission, RunRequest, Status, clis,
 };
+use cli_agent_engine::{platform, process};
+#[cfg(target_os = "linux")]
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
+#[cfg(target_os = "linux")]
 use nix::unistd::Pid;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
@@ -60,7 +62,7 @@ const FILLER: &str =
     r#"Here is the change to \"src/lib.rs\":\n\tfn main() { println!(\"hi\"); }\n"#;
 
 fn main() {
-    cli_agent_engine::process::become_subreaper().expect("become a child subreaper");
+    cli_agent_engine::process::adopt_orphans().expect("become a child subreaper");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures");
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!("cli-agent-engine benchmarks ({cores} cores)");
@@ -528,7 +530,9 @@ async fn timed_run(
 
 /// A thread that waits for the fake to write its pid, then for it to exit, and returns when
 /// it did. `WNOWAIT` leaves the exit status for the engine to reap; if the engine reaped it
-/// first, waitid fails at once, which is still just after the exit.
+/// first, waitid fails at once, which is still just after the exit. macOS has no `waitid` on
+/// another's child that leaves it unreaped: there the exit-to-return column stays empty.
+#[cfg(target_os = "linux")]
 fn watch_for_exit(pid_file: PathBuf) -> std::thread::JoinHandle<Option<Instant>> {
     std::thread::spawn(move || {
         let pid = wait_for_pid(&pid_file)?;
@@ -537,6 +541,12 @@ fn watch_for_exit(pid_file: PathBuf) -> std::thread::JoinHandle<Option<Instant>>
     })
 }
 
+#[cfg(not(target_os = "linux"))]
+fn watch_for_exit(_: PathBuf) -> std::thread::JoinHandle<Option<Instant>> {
+    std::thread::spawn(|| None)
+}
+
+#[cfg(target_os = "linux")]
 fn wait_for_pid(pid_file: &Path) -> Option<Pid> {
     let give_up = Instant::now() + Duration::from_secs(10);
     while Instant::now() < give_up {
@@ -604,7 +614,7 @@ fn report_sandbox(runtime: &Runtime, bin: &Path, workspace: &Path) {
     runtime.block_on(async {
         for _ in 0..SANDBOX_RUNS {
             plain.push(spawn_true(workspace, None).await);
-            let ruleset = confinement.ruleset().expect("clone the ruleset");
+            let ruleset = confinement.for_spawn().expect("clone the ruleset");
             confined.push(spawn_true(workspace, Some(ruleset)).await);
         }
     });
@@ -645,7 +655,7 @@ fn sandbox_row(label: &str, samples: Vec<Duration>) {
     );
 }
 
-async fn spawn_true(dir: &Path, ruleset: Option<landlock::RulesetCreated>) -> Duration {
+async fn spawn_true(dir: &Path, ruleset: Option<platform::SpawnSandbox>) -> Duration {
     let command = CommandLine {
         program: "/bin/true".into(),
         args: Vec::new(),
@@ -661,16 +671,13 @@ async fn spawn_true(dir: &Path, ruleset: Option<landlock::RulesetCreated>) -> Du
     took
 }
 
-/// This thread's CPU time so far.
+/// This thread's CPU time so far (its POSIX CPU-time clock, on Linux and macOS alike).
 fn thread_cpu() -> Duration {
-    let mut usage = std::mem::MaybeUninit::<nix::libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given.
-    let usage = unsafe {
-        nix::libc::getrusage(nix::libc::RUSAGE_THREAD, usage.as_mut_ptr());
-        usage.assume_init()
+    let mut now = std::mem::MaybeUninit::<nix::libc::timespec>::zeroed();
+    // SAFETY: clock_gettime fills the struct it is given; the clock id is a constant.
+    let now = unsafe {
+        nix::libc::clock_gettime(nix::libc::CLOCK_THREAD_CPUTIME_ID, now.as_mut_ptr());
+        now.assume_init()
     };
-    let time = |t: nix::libc::timeval| {
-        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
 }

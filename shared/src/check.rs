@@ -76,12 +76,12 @@ pub async fn run_command(
         env: env.to_vec(),
     };
     let marker = RunMarker::new();
-    // A ruleset that cannot be had stops the command: it never runs unconfined instead.
-    let ruleset = match sandbox.map(Confinement::ruleset).transpose() {
-        Ok(ruleset) => ruleset,
+    // A sandbox that cannot be had stops the command: it never runs unconfined instead.
+    let sandbox = match sandbox.map(Confinement::for_spawn).transpose() {
+        Ok(sandbox) => sandbox,
         Err(error) => return not_started(command, &error, started),
     };
-    let spawned = match process::spawn(&line, dir, &marker, ruleset) {
+    let spawned = match process::spawn(&line, dir, &marker, sandbox) {
         Ok(spawned) => spawned,
         Err(error) => return not_started(command, &error, started),
     };

@@ -243,8 +243,11 @@ impl Engine {
         } = &*prepared;
         let setup = self.set_up(request, command, placed.as_ref(), cancel).await;
         let spawn = || {
-            let ruleset = confinement.as_ref().map(Confinement::ruleset).transpose()?;
-            process::spawn(command, &request.workspace, marker, ruleset)
+            let sandbox = confinement
+                .as_ref()
+                .map(Confinement::for_spawn)
+                .transpose()?;
+            process::spawn(command, &request.workspace, marker, sandbox)
         };
         let spawned = spawn().map_err(|source| SetupError::Spawn {
             agent: request.agent,
@@ -611,7 +614,7 @@ fn run_file_path(kind: &str, file: &str) -> std::io::Result<PathBuf> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // Named by this process instance, so its guardian can remove it after a SIGKILL.
-    let dir = std::env::temp_dir().join(format!("cam-{kind}-{}-{n}", process::instance()));
+    let dir = std::env::temp_dir().join(format!("cam-{kind}-{}-{n}", crate::marker::instance()));
     std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
     Ok(dir.join(file))
 }

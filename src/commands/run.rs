@@ -5,7 +5,7 @@ use std::io::{IsTerminal, Read, Write};
 
 use cli_agent_engine::git::JobKey;
 use cli_agent_engine::isolation::Isolation;
-use cli_agent_engine::process::become_subreaper;
+use cli_agent_engine::process::adopt_orphans;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, OutputSchema, Prepared,
@@ -52,8 +52,8 @@ async fn run_once(
     store: &StoreSettings,
 ) -> Result<u8, String> {
     let request = request(args, agents)?;
-    if let Err(error) = become_subreaper() {
-        tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
+    if let Err(error) = adopt_orphans() {
+        tracing::warn!(%error, "cannot make this process the reaper of its runs' orphans: tool processes that escape a CLI's session may outlive it");
     }
     let cancel = CancellationToken::new();
     let interrupted = watch_signals(cancel.clone())

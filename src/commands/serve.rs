@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use cli_agent_engine::process::become_subreaper;
+use cli_agent_engine::process::adopt_orphans;
 use cli_agent_engine::{Engine, EngineConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -93,8 +93,8 @@ async fn build(
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
     let caps = caps(args, offers).map_err(usage)?;
-    if let Err(error) = become_subreaper() {
-        tracing::warn!(%error, "cannot become a subreaper: tool processes that escape a CLI's session may outlive it");
+    if let Err(error) = adopt_orphans() {
+        tracing::warn!(%error, "cannot make this process the reaper of its runs' orphans: tool processes that escape a CLI's session may outlive it");
     }
     let grace = config.grace;
     let runs = TaskTracker::new();

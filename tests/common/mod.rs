@@ -204,11 +204,9 @@ fn describe(pids: &[i32]) -> String {
 }
 
 /// Make this test process the subreaper, as the server makes itself.
-pub fn become_subreaper() {
+pub fn adopt_orphans() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        cli_agent_engine::process::become_subreaper().expect("PR_SET_CHILD_SUBREAPER")
-    });
+    ONCE.call_once(|| cli_agent_engine::process::adopt_orphans().expect("PR_SET_CHILD_SUBREAPER"));
 }
 
 /// A tool a test drives is missing: skip with `message`, unless `CAM_TEST_REQUIRE_ALL=1`

@@ -375,7 +375,7 @@ pub async fn run_on(
     request: RunRequest,
     cancel: CancellationToken,
 ) -> (Outcome, Vec<AgentEvent>) {
-    crate::common::become_subreaper();
+    crate::common::adopt_orphans();
     let mut events = Vec::new();
     let outcome = engine
         .run(request, cancel, &mut |batch: &[AgentEvent]| {

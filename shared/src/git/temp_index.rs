@@ -19,7 +19,7 @@ impl TempIndex {
         // Named by the server instance, whose guardian removes it if the server is killed.
         let name = format!(
             "cam-index-{}-{}",
-            crate::process::instance(),
+            crate::marker::instance(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         Self {

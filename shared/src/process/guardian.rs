@@ -4,18 +4,19 @@
 //! It is our own binary run again with a hidden first argument, in a session of its own (a
 //! signal to our group or session does not reach it). Its stdin is a pipe whose write end
 //! only we hold (close-on-exec, so no CLI inherits it): it blocks reading, and EOF means we
-//! are gone. Then it SIGKILLs, round after round until a round finds none, every process whose
-//! environment carries this process instance's marker prefix, each through a pidfd after the
-//! marker is checked again, removes the temporary directories those runs left, and exits. On
-//! a normal exit it finds nothing and exits at once.
+//! are gone, on every OS. Then it SIGKILLs, round after round until a round finds none, every
+//! process of our runs as the platform finds them ([`crate::platform::kill_runs`]: on Linux
+//! the marker in each environment, killed through a pidfd after it is checked again; on macOS
+//! also the descendants of the server by unique id), removes the temporary directories those
+//! runs left, and exits. On a normal exit it finds nothing and exits at once.
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 
 use std::io::Read;
 use std::process::{ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::spawn::{BadMarkerPrefix, MarkerPrefix};
-use super::sweep::{UNSURE_FOR, kill_marked};
+use crate::marker::MarkerPrefix;
+use crate::platform::{self, RunsOf, UNSURE_FOR};
 
 /// The hidden first argument that makes the binary a guardian.
 pub const GUARDIAN_COMMAND: &str = "__guardian";
@@ -29,11 +30,10 @@ const GIVE_UP: Duration = Duration::from_secs(10);
 pub enum GuardianError {
     #[error(
         "cannot start the guardian process ({0}): the processes of our runs would outlive a \
-         SIGKILL of this process; check that /proc is mounted and the binary is executable"
+         SIGKILL of this process; check that the binary is executable (and on Linux that \
+         /proc is mounted)"
     )]
     Start(std::io::Error),
-    #[error(transparent)]
-    Prefix(#[from] BadMarkerPrefix),
 }
 
 /// The running guardian of this process: the write end of its stdin. Dropping it (or our
@@ -46,7 +46,7 @@ pub struct Guardian {
 impl Guardian {
     /// Start the guardian of this process's runs. Call it before the first run.
     pub fn start() -> Result<Self, GuardianError> {
-        let child = Command::new("/proc/self/exe")
+        let child = Command::new(platform::current_exe().map_err(GuardianError::Start)?)
             .arg(GUARDIAN_COMMAND)
             .arg(MarkerPrefix::of_this_process().as_str())
             .stdin(Stdio::piped())
@@ -62,26 +62,26 @@ impl Guardian {
 }
 
 /// The guardian's whole life: wait for EOF on stdin, then kill every process marked with
-/// `prefix` until none is left. Returns how many processes it killed.
-pub fn run_guardian(prefix: &str) -> Result<usize, GuardianError> {
-    let prefix: MarkerPrefix = prefix.parse()?;
+/// `prefix` until none is left. Returns how many processes it killed; the caller then removes
+/// what those runs left in the temp dir ([`crate::sandbox::remove_left_by`]).
+pub fn run_guardian(prefix: &MarkerPrefix) -> usize {
     // Out of our parent's group and session, so a signal to those does not reach us. Done
     // here rather than before exec so the parent can spawn us the fast way (posix_spawn).
     let _ = nix::unistd::setsid();
+    // Whose runs: the server's, known now, while it still lives.
+    let runs = RunsOf::parent();
     let mut stdin = std::io::stdin().lock();
     let mut buf = [0u8; 64];
     // Nothing is ever written: any end of the read (EOF or an error) means the server is gone.
     while let Ok(1..) = stdin.read(&mut buf) {}
-    let killed = kill_until_none(&prefix);
-    crate::sandbox::remove_left_by(prefix.instance());
-    Ok(killed)
+    kill_until_none(prefix, &runs)
 }
 
-fn kill_until_none(prefix: &MarkerPrefix) -> usize {
+fn kill_until_none(prefix: &MarkerPrefix, runs: &RunsOf) -> usize {
     let started = Instant::now();
     let mut total = 0;
     loop {
-        let pass = kill_marked(prefix);
+        let pass = platform::kill_runs(prefix, runs);
         total += pass.killed;
         // A process in the middle of an exec reads as no environment for a moment.
         let unsure = pass.unsure > 0 && started.elapsed() < UNSURE_FOR;

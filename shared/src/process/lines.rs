@@ -201,7 +201,7 @@ impl LineReader<Pipe> {
         }
         if let Ok(bytes) = read
             && self.pacing.note(bytes, Instant::now())
-            && let Err(error) = fcntl(self.inner.as_fd(), FcntlArg::F_SETPIPE_SZ(BUSY_PIPE_BYTES))
+            && let Err(error) = crate::platform::widen_pipe(self.inner.as_fd(), BUSY_PIPE_BYTES)
         {
             // The default size still works, with more wake-ups.
             tracing::debug!(%error, "could not enlarge a busy pipe");

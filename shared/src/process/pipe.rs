@@ -64,7 +64,7 @@ impl AsFd for Pipe {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

@@ -1,11 +1,10 @@
 //! Permission levels the kernel enforces: under `read-only` and `workspace-write`, the CLI and
-//! every process it starts run under a Landlock ruleset applied between fork and exec. They
-//! read anything and write only where the level allows (the workspace, the CLI's own state, a
-//! private temporary directory, the device files); `unlimited` has no ruleset. The network is
-//! not restricted: the CLIs need their model APIs.
+//! every process it starts run in the OS's sandbox (a Landlock ruleset applied between fork
+//! and exec on Linux, a Seatbelt profile through `sandbox-exec` on macOS; see
+//! [`crate::platform`]). They read anything and write only where the level allows (the
+//! workspace, the CLI's own state, a private temporary directory, the device files);
+//! `unlimited` is not confined. The network is not restricted: the CLIs need their model APIs.
 
-mod kernel;
-mod ruleset;
 mod run_tmp;
 mod writable;
 
@@ -15,20 +14,21 @@ use std::sync::Once;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use kernel::KernelSupport;
+pub use crate::platform::KernelSupport;
 pub use run_tmp::{RunTmp, remove_left_by};
 pub use writable::WritePlan;
 
+use crate::platform;
 use crate::request::Permission;
 
 /// Whether runs are confined: `--sandbox`, `CAM_SANDBOX`, the config's `sandbox`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
-    /// Confine where the kernel supports Landlock; say once where it cannot.
+    /// Confine where the OS's sandbox works; say once where it cannot.
     #[default]
     Auto,
-    /// Confine, or refuse to run where the kernel cannot.
+    /// Confine, or refuse to run where the OS cannot.
     Required,
     /// Never confine: the CLIs' own flags are the only bound.
     Off,
@@ -68,8 +68,8 @@ pub enum SandboxError {
          or set --sandbox auto (confine where possible) or off"
     )]
     Unavailable { reason: &'static str },
-    #[error("could not build the Landlock ruleset: {0}; set --sandbox off to run unconfined")]
-    Ruleset(String),
+    #[error(transparent)]
+    Build(#[from] platform::BuildError),
     #[error("could not prepare the sandbox's {what} {}: {source}", .path.display())]
     Io {
         what: &'static str,
@@ -78,13 +78,7 @@ pub enum SandboxError {
     },
 }
 
-impl SandboxError {
-    fn ruleset(error: impl std::fmt::Display) -> Self {
-        Self::Ruleset(error.to_string())
-    }
-}
-
-/// Whether a run at `level` is confined under `mode` on a kernel with `support`.
+/// Whether a run at `level` is confined under `mode` on an OS with `support`.
 pub fn decide(
     mode: SandboxMode,
     level: Permission,
@@ -99,17 +93,17 @@ pub fn decide(
         (Some(reason), _) => {
             static SAID: Once = Once::new();
             SAID.call_once(|| {
-                tracing::warn!("runs are not confined by the kernel: {reason}; each CLI's own flags are the only bound")
+                tracing::warn!("runs are not confined by the OS: {reason}; each CLI's own flags are the only bound")
             });
             Ok(false)
         }
     }
 }
 
-/// One confined run: its ruleset, its private temporary directory, and what it may write.
+/// One confined run: its sandbox, its private temporary directory, and what it may write.
 #[derive(Debug)]
 pub struct Confinement {
-    ruleset: landlock::RulesetCreated,
+    sandbox: platform::Sandbox,
     tmp: RunTmp,
     level: Permission,
     writable: Vec<PathBuf>,
@@ -133,16 +127,16 @@ impl Confinement {
         })?;
         let writable = plan.paths(tmp.path())?;
         Ok(Some(Self {
-            ruleset: ruleset::build(&writable)?,
+            sandbox: platform::build_sandbox(&writable)?,
             tmp,
             level: plan.level,
             writable,
         }))
     }
 
-    /// A ruleset for one process to enforce (each spawn consumes one).
-    pub fn ruleset(&self) -> std::io::Result<landlock::RulesetCreated> {
-        self.ruleset.try_clone()
+    /// The sandbox of one spawn (each spawn consumes one).
+    pub fn for_spawn(&self) -> std::io::Result<platform::SpawnSandbox> {
+        platform::spawn_sandbox(&self.sandbox)
     }
 
     /// The run's `TMPDIR`.
@@ -159,8 +153,9 @@ impl Confinement {
             .map(|path| path.display().to_string())
             .collect();
         format!(
-            "the Landlock sandbox ({} level) refused {}: under it the agent writes only to {} \
+            "the {} sandbox ({} level) refused {}: under it the agent writes only to {} \
              (and the device files). Call with a higher permission if the task needs more",
+            platform::SANDBOX_NAME,
             self.level,
             refused.join("; "),
             places.join(", ")
@@ -183,11 +178,6 @@ const REFUSAL_WORDS: &[&str] = &[
 /// Whether a tool's output tells of a refused write.
 pub fn tells_of_refusal(output: &str) -> bool {
     REFUSAL_WORDS.iter().any(|words| output.contains(words))
-}
-
-/// Confines the calling process: for `pre_exec`, between fork and exec.
-pub fn enforce(ruleset: landlock::RulesetCreated) -> std::io::Result<()> {
-    ruleset::enforce(ruleset)
 }
 
 #[cfg(test)]

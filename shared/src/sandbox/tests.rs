@@ -17,7 +17,7 @@ fn only_read_only_and_workspace_write_are_confined_and_off_confines_nothing() {
 
 #[test]
 fn required_refuses_on_a_kernel_without_landlock_naming_the_fix() {
-    for missing in [KernelSupport::NotBuilt, KernelSupport::NotEnabled] {
+    for missing in [KernelSupport::NoLandlock, KernelSupport::LandlockDisabled] {
         let error = decide(SandboxMode::Required, Permission::ReadOnly, missing).unwrap_err();
         let message = error.to_string();
         assert!(message.contains("--sandbox auto"), "{message}");
@@ -77,7 +77,7 @@ async fn confined_sh(plan: &WritePlan, dir: &Path, script: &str) -> i32 {
             ("TMPDIR".into(), confinement.tmp().into()),
         ],
     };
-    let ruleset = confinement.ruleset().unwrap();
+    let ruleset = confinement.for_spawn().unwrap();
     let spawned = process::spawn(&command, dir, &RunMarker::new(), Some(ruleset)).unwrap();
     drop(spawned.stdin);
     spawned.leader.exited().await;

@@ -138,13 +138,16 @@ fn text_event(chars: usize) -> AgentEvent {
 
 /// User and system CPU-seconds of this process so far.
 fn process_cpu() -> f64 {
-    cpu_seconds("/proc/self/stat")
+    cli_agent_engine::platform::cpu_time().as_secs_f64()
 }
 
-/// The same for the store's writer threads (named `job-store-writer`, cut to 15 characters).
+/// The same for the store's writer threads (named `job-store-writer`, cut to 15 characters),
+/// read per thread from `/proc`: Linux only, 0 elsewhere.
 fn writer_cpu() -> f64 {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0.0;
+    };
+    tasks
         .map(|task| task.unwrap().path())
         .filter(|task| {
             std::fs::read_to_string(task.join("comm"))

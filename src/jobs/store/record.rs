@@ -127,7 +127,8 @@ impl FromStr for Origin {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, JsonSchema)]
 pub struct Owner {
     pub pid: u32,
-    /// Field 22 of `/proc/PID/stat`: clock ticks from boot to the process's start.
+    /// When the process started, as the OS tells it (clock ticks since boot on Linux,
+    /// microseconds since the epoch on macOS): only ever compared with itself.
     pub start_ticks: u64,
 }
 
@@ -136,7 +137,7 @@ impl Owner {
         let pid = std::process::id();
         Self {
             pid,
-            // Our own /proc entry is always there; 0 only on a system without /proc.
+            // Our own start is always there to read; 0 only if the OS would not say.
             start_ticks: start_ticks(pid).unwrap_or(0),
         }
     }
@@ -157,15 +158,7 @@ impl Owner {
 }
 
 fn start_ticks(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields resume after the last ')',
-    // with field 3 (the state). A zombie has exited: it owns nothing any more.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    if fields.next()? == "Z" {
-        return None;
-    }
-    fields.nth(22 - 4)?.parse().ok()
+    cli_agent_engine::platform::process_start(pid)
 }
 
 /// A job as first recorded.

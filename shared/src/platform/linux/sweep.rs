@@ -3,8 +3,8 @@
 //!
 //! The real CLIs run their tools in sessions of their own, and some leave them running when
 //! signalled, so a group signal is never enough. A process belongs to a run if it is in the
-//! run's group or session (certain only while the leader is unreaped, which [`Leader`]
-//! guarantees) or carries the run's marker in its environment. Every kill goes through a
+//! run's group or session (certain only while the leader is unreaped, which
+//! [`crate::process::Leader`] guarantees) or carries the run's marker in its environment. Every kill goes through a
 //! pidfd after the check, so a reused pid is never hit. Thanks to the subreaper, orphans come
 //! back to this process, which reaps them by pid or pidfd (never `waitpid(-1)`, which could
 //! steal a status tokio is waiting for).
@@ -23,17 +23,15 @@ use nix::sys::signal::Signal;
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use super::leader::{Leader, is_live_leader};
 use super::pidfd::{Fate, PidFd, kill_if};
 use super::proc_table::{MarkerRead, ProcStat, marker_entry, process_table, read_marker};
-use super::spawn::{MarkerPrefix, RunMarker};
+use super::run_watch::{RunWatch, is_live_leader};
+use crate::marker::{MarkerPrefix, RunMarker};
+use crate::platform::{MarkedPass, UNSURE_FOR};
 
 /// How long a sweep keeps going while processes of the run are still dying.
 const SWEEP_LIMIT: Duration = Duration::from_secs(5);
 const SWEEP_ROUND: Duration = Duration::from_millis(10);
-/// How long a process whose environment reads empty is asked again: long enough for any
-/// exec to finish; a process that really has no environment cannot be told apart.
-pub const UNSURE_FOR: Duration = Duration::from_secs(1);
 
 /// One process in a snapshot, with what its environment said when it was a candidate.
 struct Entry {
@@ -85,11 +83,12 @@ fn read_snapshot() -> Vec<Entry> {
 
 /// SIGKILL every remaining process of the run and reap those that were re-parented to us.
 /// Call it after the leader exited and before reaping it. Returns how many it killed.
-pub async fn sweep(leader: &Leader, marker: &RunMarker) -> usize {
+pub async fn sweep(leader: &RunWatch, marker: &RunMarker) -> usize {
     let mut run = RunSweep::new(leader, marker);
     let deadline = Instant::now() + SWEEP_LIMIT;
     loop {
-        leader.signal_group(Signal::SIGKILL);
+        // The group is the leader's while it is unreaped; gone already once it is empty.
+        let _ = nix::sys::signal::killpg(run.leader, Signal::SIGKILL);
         let snapshot = snapshot_since(Instant::now()).await;
         if !run.round(&snapshot) {
             return run.count;
@@ -116,7 +115,7 @@ struct RunSweep {
 }
 
 impl RunSweep {
-    fn new(leader: &Leader, marker: &RunMarker) -> Self {
+    fn new(leader: &RunWatch, marker: &RunMarker) -> Self {
         Self {
             leader: leader.pid(),
             marker: marker.environ_entry(),
@@ -210,17 +209,9 @@ impl RunSweep {
     }
 }
 
-/// What one pass of [`kill_marked`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MarkedPass {
-    pub killed: usize,
-    /// Processes whose environment read empty: perhaps marked, in the middle of an exec.
-    pub unsure: usize,
-}
-
 /// SIGKILL every live process carrying a marker that starts with `prefix`, each through a
 /// pidfd after its marker is checked again. One pass.
-pub fn kill_marked(prefix: &MarkerPrefix) -> MarkedPass {
+pub fn kill_runs(prefix: &MarkerPrefix, _: &RunsOf) -> MarkedPass {
     let ours = |pid| marker_entry(pid).is_some_and(|entry| prefix.matches(&entry));
     let mut pass = MarkedPass::default();
     for stat in process_table().filter(|stat| !stat.is_zombie() && !stat.is_kernel_thread()) {
@@ -235,10 +226,21 @@ pub fn kill_marked(prefix: &MarkerPrefix) -> MarkedPass {
     pass
 }
 
-/// SIGKILL every live process that any run of this process started: the last resort of a
-/// server shutdown whose teardowns did not finish in time. Returns how many it signalled.
-pub fn kill_every_run() -> usize {
-    kill_marked(&MarkerPrefix::of_this_process()).killed
+/// Whose runs [`kill_runs`] kills. On Linux the marker alone finds them: every process
+/// keeps the environment it was started with, and `/proc` shows it.
+pub struct RunsOf;
+
+impl RunsOf {
+    /// The runs of this process.
+    pub fn this_process() -> Self {
+        Self
+    }
+
+    /// The runs of the process that started this one (the guardian's server). Call it before
+    /// that process can be gone.
+    pub fn parent() -> Self {
+        Self
+    }
 }
 
 #[cfg(test)]
@@ -248,8 +250,9 @@ mod tests {
     use nix::sys::wait::{Id, WaitStatus, waitid};
 
     use super::super::proc_table::pids;
-    use super::super::spawn::MARKER_VAR;
     use super::*;
+    use crate::marker::MARKER_VAR;
+    use crate::process::Leader;
 
     fn marked_sleeper(value: &str) -> std::process::Child {
         std::process::Command::new("sleep")
@@ -264,16 +267,10 @@ mod tests {
         let _ = child.wait();
     }
 
-    #[test]
-    fn the_runs_of_this_process_carry_its_prefix() {
-        let entry = RunMarker::new().environ_entry();
-        assert!(MarkerPrefix::of_this_process().matches(&entry));
-    }
-
-    // Not `kill_every_run` itself: the other tests of this binary run beside this one, and
+    // Not this process's own prefix: the other tests of this binary run beside this one, and
     // their marked processes would die with it.
     #[test]
-    fn kill_marked_kills_one_instances_processes_only() {
+    fn kill_runs_kills_one_instances_processes_only() {
         let pid = std::process::id();
         let instance = format!("{pid}.cafe");
         let prefix: MarkerPrefix = format!("{MARKER_VAR}={instance}-").parse().expect("prefix");
@@ -284,7 +281,7 @@ mod tests {
             marked_sleeper(&format!("{pid}.0-0")),
             marked_sleeper(&format!("{instance}0-0")),
         ];
-        assert_eq!(kill_marked(&prefix).killed, 1);
+        assert_eq!(kill_runs(&prefix, &RunsOf::this_process()).killed, 1);
         assert!(
             ours.wait().expect("wait").code().is_none(),
             "killed by a signal"
@@ -300,7 +297,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_sweep_kills_the_runs_orphans_and_spares_an_unmarked_child_of_ours() {
-        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        super::super::adopt_orphans().expect("PR_SET_CHILD_SUBREAPER");
         let marker = RunMarker::new();
         // The leader leaves a marked sleeper in a session of its own, then exits.
         let child = tokio::process::Command::new("sh")
@@ -330,7 +327,7 @@ mod tests {
             tokio::time::sleep(SWEEP_ROUND).await;
         }
 
-        assert_eq!(sweep(&leader, &marker).await, 1);
+        assert_eq!(sweep(leader.watch(), &marker).await, 1);
         assert!(!pids().any(marked), "the marked orphan is gone");
         assert!(
             bystander.try_wait().expect("try_wait").is_none(),
@@ -342,7 +339,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_sweep_follows_the_children_of_an_orphan_it_killed() {
-        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        super::super::adopt_orphans().expect("PR_SET_CHILD_SUBREAPER");
         let marker = RunMarker::new();
         // The orphan is a shell in a session of its own; its sleeper is not our child until the
         // shell dies, so no snapshot taken before that shows it as a candidate.
@@ -369,7 +366,7 @@ mod tests {
         }
 
         assert_eq!(
-            sweep(&leader, &marker).await,
+            sweep(leader.watch(), &marker).await,
             2,
             "the shell and its sleeper"
         );
@@ -447,7 +444,7 @@ ctypes.CDLL(None).syscall(int(sys.argv[1]), 0)
 
     #[tokio::test]
     async fn a_round_that_reaped_an_orphan_looks_again_for_the_children_it_handed_us() {
-        super::super::become_subreaper().expect("PR_SET_CHILD_SUBREAPER");
+        super::super::adopt_orphans().expect("PR_SET_CHILD_SUBREAPER");
         let marker = RunMarker::new();
         let (leader, stdin, orphan, sleeper) = run_leaving_a_half_exited_orphan(&marker).await;
         // The round's snapshot is read while the sleeper's parent is still the orphan; the
@@ -461,7 +458,7 @@ ctypes.CDLL(None).syscall(int(sys.argv[1]), 0)
         wait_for("the orphan has exited", exited).await;
         assert_eq!(parent(sleeper), Some(Pid::this()), "the sleeper came to us");
 
-        let mut run = RunSweep::new(&leader, &marker);
+        let mut run = RunSweep::new(leader.watch(), &marker);
         assert!(run.round(&stale), "it reaped the orphan, so it looks again");
         while run.round(&snapshot_now()) {
             tokio::time::sleep(SWEEP_ROUND).await;
@@ -469,22 +466,5 @@ ctypes.CDLL(None).syscall(int(sys.argv[1]), 0)
         assert_eq!(run.count, 1, "the sleeper");
         assert!(ProcStat::read(sleeper).is_none(), "the sleeper is gone");
         assert_eq!(leader.reap().await.and_then(|s| s.code()), Some(0));
-    }
-
-    #[test]
-    fn a_marker_prefix_must_name_a_whole_instance() {
-        let ours = MarkerPrefix::of_this_process();
-        assert_eq!(ours.as_str().parse::<MarkerPrefix>().ok(), Some(ours));
-        for bad in [
-            "",
-            "CAM_RUN_ID=",
-            "CAM_RUN_ID=-",
-            "CAM_RUN_ID=12-",
-            "CAM_RUN_ID=12.-",
-            "OTHER=1.a-",
-            "CAM_RUN_ID=1.ag-",
-        ] {
-            assert!(bad.parse::<MarkerPrefix>().is_err(), "{bad:?} accepted");
-        }
     }
 }

@@ -3,7 +3,7 @@
 
 use nix::unistd::Pid;
 
-use super::spawn::MARKER_VAR;
+use crate::marker::MARKER_VAR;
 
 /// What `/proc/<pid>/stat` says about one process.
 #[derive(Clone, Debug)]
