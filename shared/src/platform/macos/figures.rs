@@ -1,0 +1,23 @@
+//! What the engine and the job store read of processes on macOS, from libproc.
+
+use std::path::PathBuf;
+
+use super::libproc::{bsd_info, task_figures};
+
+/// This very binary, as the OS found it at exec.
+pub fn current_exe() -> std::io::Result<PathBuf> {
+    std::env::current_exe()
+}
+
+/// When process `pid` started, in microseconds since the epoch: with the pid, it tells a
+/// process from a later one that got the same pid. `None` when there is no such process or
+/// it has exited (a zombie owns nothing any more).
+pub fn process_start(pid: u32) -> Option<u64> {
+    let info = bsd_info(i32::try_from(pid).ok()?)?;
+    (!info.zombie).then_some(info.start)
+}
+
+/// The resident memory of process `pid` now, in bytes.
+pub fn resident_bytes(pid: u32) -> Option<u64> {
+    task_figures(i32::try_from(pid).ok()?).map(|figures| figures.resident_bytes)
+}
