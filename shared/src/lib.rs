@@ -2,45 +2,63 @@
 //! parses its JSONL output into one typed event stream, decides the outcome, and tears down
 //! every process the run started. It knows nothing of MCP.
 
-pub mod agent;
-pub mod check;
-mod classify;
-pub mod cli;
-pub mod clis;
-pub mod command;
-pub mod config;
-pub mod dialect;
-mod engine;
-pub mod environment;
-pub mod error;
-pub mod event;
-mod event_json;
-pub mod git;
-mod head_tail;
-pub mod isolation;
-mod locate;
-mod marker;
-mod open_calls;
-pub mod outcome;
-pub mod output_schema;
-pub mod platform;
-pub mod process;
-pub mod question;
-pub mod redact;
-pub mod request;
-pub mod sandbox;
-mod supervise;
-mod transcript;
-mod version;
+// The engine contains a run's process tree with each OS's own means (see `platform`), and
+// has them for Linux and macOS only: on any other OS the crate is this one error, not a
+// cascade of unresolved Unix calls.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+compile_error!(
+    "cli-agent-mcp's engine has a platform module for Linux and one for macOS only; another OS \
+     needs a module of its own in shared/src/platform/ (on Windows: a JobObject per run)"
+);
 
-pub use agent::{Agent, Profile};
-pub use config::EngineConfig;
-pub use engine::{Engine, Prepared};
-pub use error::SetupError;
-pub use event::{AgentEvent, NoticeLevel};
-pub use locate::find_cli;
-pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
-pub use output_schema::OutputSchema;
-pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
-pub use request::{Permission, QuestionEndpoint, RunRequest};
-pub use supervise::Observer;
+/// Items of the engine on an OS it has a platform module for.
+macro_rules! on_supported_os {
+    ($($item:item)*) => {
+        $(#[cfg(any(target_os = "linux", target_os = "macos"))] $item)*
+    };
+}
+
+on_supported_os! {
+    pub mod agent;
+    pub mod check;
+    mod classify;
+    pub mod cli;
+    pub mod clis;
+    pub mod command;
+    pub mod config;
+    pub mod dialect;
+    mod engine;
+    pub mod environment;
+    pub mod error;
+    pub mod event;
+    mod event_json;
+    pub mod git;
+    mod head_tail;
+    pub mod isolation;
+    mod locate;
+    mod marker;
+    mod open_calls;
+    pub mod outcome;
+    pub mod output_schema;
+    pub mod platform;
+    pub mod process;
+    pub mod question;
+    pub mod redact;
+    pub mod request;
+    pub mod sandbox;
+    mod supervise;
+    mod transcript;
+    mod version;
+
+    pub use agent::{Agent, Profile};
+    pub use config::EngineConfig;
+    pub use engine::{Engine, Prepared};
+    pub use error::SetupError;
+    pub use event::{AgentEvent, NoticeLevel};
+    pub use locate::find_cli;
+    pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
+    pub use output_schema::OutputSchema;
+    pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
+    pub use request::{Permission, QuestionEndpoint, RunRequest};
+    pub use supervise::Observer;
+}

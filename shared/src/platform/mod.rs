@@ -32,13 +32,6 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-compile_error!(
-    "cli-agent-mcp's engine contains a run's process tree with the OS's own means, and has a \
-     module for Linux and one for macOS only. Another OS needs a module of its own in \
-     shared/src/platform/ (on Windows: a JobObject per run)."
-);
-
 mod support;
 
 #[cfg(any(target_os = "macos", test))]
