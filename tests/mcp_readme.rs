@@ -1,8 +1,14 @@
-//! The client snippets of README.md ("Use as an MCP server"), checked. Each one, read from the
-//! README, starts the built server, which must answer `initialize` and list the tools the
-//! snippet's environment asks for. When the real CLIs are installed (scripts/install-clis.sh),
-//! Claude Code must connect to the Claude Code and Claude Desktop snippets, and Codex must read
-//! the Codex one as written; without them this part skips locally and fails in CI.
+//! The client snippets of README.md, checked: those of "Use as an MCP server", which run an
+//! installed `cli-agent-mcp`, and those of "Install", which run `npx -y cli-agent-mcp`. Each
+//! one, read from the README, starts the built server, which must answer `initialize` and list
+//! the tools the snippet's environment asks for. `npx -y cli-agent-mcp` stands for the published
+//! package, which holds this same binary (scripts/package): here it resolves to the built
+//! binary, since the registry is not reached and this version may not be published yet. The
+//! Cursor install link must carry the Cursor snippet's entry. When the real CLIs are installed
+//! (scripts/install-clis.sh), Claude Code must connect to the Claude Code and Claude Desktop
+//! snippets (the npx line through a stand-in `npx` that runs the built binary), Codex must read
+//! the Codex snippets as written, and Gemini CLI must turn its line into the Cursor snippet's
+//! entry; without them this part skips locally and fails in CI.
 
 mod common;
 mod mcp;
@@ -67,15 +73,33 @@ impl Launch {
         }
     }
 
+    /// `gemini mcp add [-s SCOPE] NAME COMMAND ARGS…`
+    fn from_gemini(line: &str) -> Self {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[..3], ["gemini", "mcp", "add"], "{line}");
+        let name = words.iter().position(|w| *w == NAME).expect("the name");
+        Self {
+            command: words[name + 1].to_owned(),
+            args: words[name + 2..].iter().map(|w| (*w).to_owned()).collect(),
+            env: Vec::new(),
+        }
+    }
+
+    /// The arguments the snippet gives the server itself: after the installed binary, or after
+    /// `npx -y cli-agent-mcp`, which runs the published package's binary.
+    fn server_args(&self) -> &[String] {
+        let args = self.args.as_slice();
+        match self.command.as_str() {
+            "npx" if args.starts_with(&["-y".to_owned(), NAME.to_owned()]) => &args[2..],
+            command if command == NAME || command.ends_with(&format!("/{NAME}")) => args,
+            command => panic!("the snippet runs {command} {args:?}"),
+        }
+    }
+
     /// Start the built binary the way the snippet says and list its tools.
     async fn listed_tools(&self) -> Vec<String> {
-        assert!(
-            self.command == NAME || self.command.ends_with(&format!("/{NAME}")),
-            "the snippet runs {}",
-            self.command
-        );
         let mut builder = Server::bare();
-        for arg in &self.args {
+        for arg in self.server_args() {
             builder = builder.arg(arg);
         }
         for (key, value) in &self.env {
@@ -132,7 +156,68 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     }
 }
 
-/// A home of its own for a real client, with the built server first on PATH.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_install_snippet_starts_a_server_with_every_tool() {
+    let launches = [
+        Launch::from_claude_code(&readme_snippet("install-claude-code")),
+        Launch::from_entry(&mcp_servers_entry(&readme_snippet(
+            "install-claude-desktop",
+        ))),
+        Launch::from_entry(&mcp_servers_entry(&readme_snippet("install-cursor"))),
+        Launch::from_entry(
+            &codex_toml_as_json(&readme_snippet("install-codex"))["mcp_servers"][NAME],
+        ),
+        Launch::from_gemini(&readme_snippet("install-gemini")),
+    ];
+    let expected = [mcp::agents(), mcp::JOB_TOOLS.to_vec()].concat();
+    for launch in launches {
+        assert_eq!(launch.command, "npx", "{launch:?}");
+        assert_eq!(launch.listed_tools().await, expected, "{launch:?}");
+    }
+}
+
+/// The Cursor install link's query: `name` and the base64 `config`, decoded.
+fn cursor_link() -> (String, Value) {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+        .expect("read README.md");
+    let prefix = "cursor://anysphere.cursor-deeplink/mcp/install?";
+    let query = readme
+        .split_once(prefix)
+        .expect("README.md has a Cursor install link")
+        .1
+        .split(|c: char| c == '`' || c.is_whitespace())
+        .next()
+        .expect("the link's query");
+    let param = |key: &str| {
+        query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix(&format!("{key}=")))
+            .unwrap_or_else(|| panic!("the link has no {key}: {query}"))
+            .to_owned()
+    };
+    let script = "import base64, sys; sys.stdout.write(base64.b64decode(sys.argv[1], validate=True).decode())";
+    let output = Command::new("python3")
+        .args(["-c", script, &param("config")])
+        .output()
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let config = serde_json::from_slice(&output.stdout).expect("the config is JSON");
+    (param("name"), config)
+}
+
+#[test]
+fn the_cursor_install_link_carries_the_cursor_snippets_entry() {
+    let (name, config) = cursor_link();
+    assert_eq!(name, NAME);
+    assert_eq!(config, mcp_servers_entry(&readme_snippet("install-cursor")));
+}
+
+/// A home of its own for a real client, with the built server first on PATH, after only the
+/// home's `bin/` (where `stand_in_npx` puts its `npx`).
 struct ClientHome {
     dir: TempDir,
 }
@@ -141,13 +226,31 @@ impl ClientHome {
     fn new() -> Self {
         let dir = TempDir::new("mcp-readme-home");
         std::fs::create_dir_all(dir.path().join("project")).expect("project dir");
+        std::fs::create_dir_all(dir.path().join("bin")).expect("bin dir");
         Self { dir }
+    }
+
+    /// An `npx` that runs `npx -y cli-agent-mcp ARGS…` as the published package would: the
+    /// built binary with ARGS. Anything else fails, so nothing reaches the npm registry.
+    fn stand_in_npx(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        let npx = self.dir.path().join("bin/npx");
+        let script = format!(
+            "#!/bin/sh\n\
+             if [ \"$1\" = -y ] && [ \"$2\" = {NAME} ]; then shift 2; exec '{}' \"$@\"; fi\n\
+             echo \"stand-in npx: only -y {NAME}, not: $*\" >&2\n\
+             exit 1\n",
+            mcp::binary()
+        );
+        std::fs::write(&npx, script).expect("write the stand-in npx");
+        std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
     fn run(&self, bin: &Path, args: &[&str]) -> String {
         let built = Path::new(mcp::binary()).parent().expect("target dir");
         let path = format!(
-            "{}:{}",
+            "{}:{}:{}",
+            self.dir.path().join("bin").display(),
             built.display(),
             std::env::var("PATH").unwrap_or_default()
         );
@@ -199,6 +302,18 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
     home.run(&claude, &args);
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 
+    // The Install section's line, its npx standing in for the package.
+    let home = ClientHome::new();
+    home.stand_in_npx();
+    let words: Vec<String> = readme_snippet("install-claude-code")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..3], ["claude", "mcp", "add"], "{words:?}");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    home.run(&claude, &args);
+    assert_connected(&home.run(&claude, &["mcp", "list"]));
+
     let home = ClientHome::new();
     let mut entry = mcp_servers_entry(&readme_snippet("claude-desktop"));
     entry["command"] = json!(mcp::binary());
@@ -223,4 +338,42 @@ async fn codex_reads_the_codex_snippet_as_written() {
     assert_eq!(seen["transport"]["args"], json!(["serve"]), "{seen}");
     assert_eq!(seen["transport"]["env"]["CAM_DISABLE"], "codex", "{seen}");
     assert_eq!(seen["tool_timeout_sec"], 1800.0, "{seen}");
+
+    let home = ClientHome::new();
+    std::fs::write(
+        home.dir.path().join("config.toml"),
+        readme_snippet("install-codex"),
+    )
+    .expect("config");
+    let seen: Value = serde_json::from_str(&home.run(&codex, &["mcp", "get", NAME, "--json"]))
+        .expect("codex mcp get --json");
+    assert_eq!(seen["transport"]["command"], "npx", "{seen}");
+    assert_eq!(seen["transport"]["args"], json!(["-y", NAME]), "{seen}");
+    assert_eq!(seen["startup_timeout_sec"], 60.0, "{seen}");
+    assert_eq!(seen["tool_timeout_sec"], 1800.0, "{seen}");
+}
+
+#[test]
+fn gemini_turns_its_line_into_the_same_entry_as_the_others() {
+    let Some(gemini) = real::installed(clis::GEMINI) else {
+        return;
+    };
+    let home = ClientHome::new();
+    let words: Vec<String> = readme_snippet("install-gemini")
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(words[..3], ["gemini", "mcp", "add"], "{words:?}");
+    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+    home.run(&gemini, &args);
+    let settings = home.dir.path().join(".gemini/settings.json");
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(&settings).expect("gemini wrote its user settings"),
+    )
+    .expect("settings.json is JSON");
+    assert_eq!(
+        settings["mcpServers"][NAME],
+        mcp_servers_entry(&readme_snippet("install-cursor")),
+        "{settings}"
+    );
 }
