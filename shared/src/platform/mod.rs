@@ -17,6 +17,10 @@
 //! - [`widen_pipe`]: a larger pipe for a fast writer, where the OS lets one ask.
 //! - [`current_exe`], [`process_start`], [`cpu_time`] and [`resident_bytes`]: what the
 //!   guardian, the job store's owners and the figures read of processes.
+//! - [`process_ids`], [`children`], [`arguments`], [`environment_value`], [`is_alive`] and
+//!   [`cpu_time_of`]: the process table for observers (the tests and the benchmarks, which
+//!   check on every OS that nothing of a run is left), each answer empty or `None` for a
+//!   process that is gone or not ours to read.
 //!
 //! The logic around the macOS calls that is not a system call (linking a process table into a
 //! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in [`tree`],
@@ -41,11 +45,20 @@ pub(crate) mod teardown;
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod tree;
 
+#[cfg(test)]
+mod observe_tests;
+
 pub use os::{
-    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, before_exec,
-    build_sandbox, current_exe, kill_runs, probe_sandbox, process_start, resident_bytes,
-    sandboxed_argv, spawn_sandbox, sweep, widen_pipe,
+    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments,
+    before_exec, build_sandbox, children, cpu_time_of, current_exe, environment_value,
+    kill_runs, probe_sandbox, process_ids, process_start, resident_bytes, sandboxed_argv,
+    spawn_sandbox, sweep, widen_pipe,
 };
+
+/// Whether process `pid` exists and has not exited (a zombie has, only not yet reaped).
+pub fn is_alive(pid: u32) -> bool {
+    process_start(pid).is_some()
+}
 
 /// How long a process whose environment reads empty is asked again: long enough for any
 /// exec to finish (a process in the middle of one shows no environment for a moment); a

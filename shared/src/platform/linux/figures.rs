@@ -1,6 +1,7 @@
-//! What the engine and the job store read of processes on Linux, from `/proc`.
+//! What the engine, the job store and the benchmarks read of processes on Linux, from `/proc`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// This very binary, even if its file was replaced since it started.
 pub fn current_exe() -> std::io::Result<PathBuf> {
@@ -12,14 +13,32 @@ pub fn current_exe() -> std::io::Result<PathBuf> {
 /// no such process or it has exited (a zombie owns nothing any more).
 pub fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces and parentheses: fields resume after the last ')',
-    // with field 3 (the state).
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut fields = rest.split_ascii_whitespace();
-    if fields.next()? == "Z" {
+    if stat_field(&stat, 3)? == "Z" {
         return None;
     }
-    fields.nth(22 - 4)?.parse().ok()
+    stat_field(&stat, 22)?.parse().ok()
+}
+
+/// The user and system CPU time of process `pid` so far (fields 14 and 15 of
+/// `/proc/PID/stat`, in clock ticks). `None` when there is no such process.
+pub fn cpu_time_of(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let ticks = |number| stat_field(&stat, number)?.parse::<u64>().ok();
+    let total = ticks(14)?.saturating_add(ticks(15)?);
+    // SAFETY: sysconf only reads a constant of the system.
+    let per_second = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) };
+    let per_second = u64::try_from(per_second).ok().filter(|&hz| hz > 0)?;
+    let nanos = u128::from(total) * 1_000_000_000 / u128::from(per_second);
+    Some(Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX)))
+}
+
+/// Field `number` of a `/proc/PID/stat` line, counted from 1 as proc(5) does, from the third
+/// (the state) on.
+fn stat_field(stat: &str, number: usize) -> Option<&str> {
+    // The command name (field 2) may hold spaces and parentheses: fields resume after the
+    // last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_ascii_whitespace().nth(number.checked_sub(3)?)
 }
 
 /// The resident memory of process `pid` now, in bytes (`VmRSS` of `/proc/PID/status`).

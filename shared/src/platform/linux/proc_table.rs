@@ -64,10 +64,10 @@ pub fn process_table() -> impl Iterator<Item = ProcStat> {
     pids().filter_map(ProcStat::read)
 }
 
-/// What a process's environment says of its run marker.
+/// What a process's environment says of one variable: of its run marker, for the sweep.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MarkerRead {
-    /// Its `CAM_RUN_ID=…` entry.
+    /// Its `NAME=…` entry (`CAM_RUN_ID=…` for the marker).
     Entry(Vec<u8>),
     /// It has none: no such entry, or the process is gone or not ours to read.
     Absent,
@@ -78,13 +78,18 @@ pub enum MarkerRead {
 }
 
 pub fn read_marker(pid: Pid) -> MarkerRead {
+    read_entry(pid, MARKER_VAR)
+}
+
+/// The process's `name=…` entry; the first one, as with `getenv`.
+pub fn read_entry(pid: Pid, name: &str) -> MarkerRead {
     let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
         return MarkerRead::Absent;
     };
     if environ.is_empty() {
         return MarkerRead::Unsure;
     }
-    let name = MARKER_VAR.as_bytes();
+    let name = name.as_bytes();
     environ
         .split(|&b| b == 0)
         .find(|entry| {

@@ -1,6 +1,7 @@
-//! What the engine and the job store read of processes on macOS, from libproc.
+//! What the engine, the job store and the benchmarks read of processes on macOS, from libproc.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use super::libproc::{bsd_info, task_figures};
 
@@ -20,4 +21,10 @@ pub fn process_start(pid: u32) -> Option<u64> {
 /// The resident memory of process `pid` now, in bytes.
 pub fn resident_bytes(pid: u32) -> Option<u64> {
     task_figures(i32::try_from(pid).ok()?).map(|figures| figures.resident_bytes)
+}
+
+/// The user and system CPU time of process `pid` so far. `None` when it is gone, a zombie, or
+/// not ours to read.
+pub fn cpu_time_of(pid: u32) -> Option<Duration> {
+    task_figures(i32::try_from(pid).ok()?).map(|figures| figures.cpu)
 }

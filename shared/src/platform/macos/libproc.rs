@@ -436,20 +436,44 @@ pub fn parse_procargs2(record: &[u8], name: &str) -> MarkerSeen {
 /// The part of the record after the executable's path and the arguments; `None` when the
 /// record is cut short of that.
 fn after_arguments(record: &[u8]) -> Option<&[u8]> {
-    let (argc, rest) = record.split_first_chunk::<4>()?;
-    let argc = usize::try_from(i32::from_ne_bytes(*argc)).ok()?;
-    let mut rest = skip_string(rest)?;
-    rest = &rest[rest.iter().take_while(|&&byte| byte == 0).count()..];
-    for _ in 0..argc {
-        rest = skip_string(rest)?;
-    }
-    Some(rest)
+    split_arguments(record).map(|(_, rest)| rest)
 }
 
-/// What follows the first NUL-terminated string of `bytes`.
-fn skip_string(bytes: &[u8]) -> Option<&[u8]> {
+/// The arguments of `pid`, its program name first, read with `sysctl` `KERN_PROCARGS2` (the
+/// process's own user, or root, only). `None` when it is gone, a zombie or not ours to read.
+pub fn arguments(pid: i32) -> Option<Vec<String>> {
+    parse_arguments(&procargs2(pid)?)
+}
+
+/// The argc arguments of a `KERN_PROCARGS2` record (laid out as [`parse_procargs2`] says);
+/// `None` when the record is cut short of them. The same known limit: an empty first argument
+/// is taken for padding.
+pub fn parse_arguments(record: &[u8]) -> Option<Vec<String>> {
+    let (arguments, _) = split_arguments(record)?;
+    let text = |arg: &[u8]| String::from_utf8_lossy(arg).into_owned();
+    Some(arguments.into_iter().map(text).collect())
+}
+
+/// The record's arguments, and the part of it that follows them.
+fn split_arguments(record: &[u8]) -> Option<(Vec<&[u8]>, &[u8])> {
+    let (argc, rest) = record.split_first_chunk::<4>()?;
+    let argc = usize::try_from(i32::from_ne_bytes(*argc)).ok()?;
+    let (_path, mut rest) = split_string(rest)?;
+    rest = &rest[rest.iter().take_while(|&&byte| byte == 0).count()..];
+    // argc comes from the record: no room is reserved for more than a few.
+    let mut arguments = Vec::with_capacity(argc.min(16));
+    for _ in 0..argc {
+        let (argument, after) = split_string(rest)?;
+        arguments.push(argument);
+        rest = after;
+    }
+    Some((arguments, rest))
+}
+
+/// The first NUL-terminated string of `bytes`, without its NUL, and what follows it.
+fn split_string(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
     let end = bytes.iter().position(|&byte| byte == 0)?;
-    Some(&bytes[end + 1..])
+    Some((&bytes[..end], &bytes[end + 1..]))
 }
 
 fn find_variable(strings: &[u8], name: &[u8]) -> MarkerSeen {
@@ -637,6 +661,34 @@ mod tests {
         assert_eq!(parse_procargs2(&bytes, ""), MarkerSeen::Absent);
         assert_eq!(parse_procargs2(&bytes, "K=v"), MarkerSeen::Absent);
         assert_eq!(parse_procargs2(&bytes, "K\0"), MarkerSeen::Absent);
+    }
+
+    #[test]
+    fn the_arguments_come_back_in_order_without_the_path_or_the_environment() {
+        for path in ["/a", "/abcdefg", "/abcdefgh"] {
+            let bytes = record(path, &["sleep", "", "10"], &["K=v"], APPLE);
+            assert_eq!(
+                parse_arguments(&bytes),
+                Some(vec!["sleep".into(), String::new(), "10".into()]),
+                "{path}"
+            );
+        }
+        let withheld = withheld("/bin/sh", &["sh", "-c", "true"]);
+        assert_eq!(
+            parse_arguments(&withheld),
+            Some(vec!["sh".into(), "-c".into(), "true".into()])
+        );
+    }
+
+    #[test]
+    fn a_record_cut_in_its_arguments_has_none() {
+        let bytes = record("/bin/sh", &["sh", "-c", "true"], &[], &[]);
+        let end = bytes
+            .windows(4)
+            .position(|window| window == b"true")
+            .expect("the last argument");
+        assert_eq!(parse_arguments(&bytes[..end + 2]), None);
+        assert_eq!(parse_arguments(&bytes[..3]), None);
     }
 
     #[test]

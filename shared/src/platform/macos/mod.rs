@@ -13,11 +13,13 @@
 mod figures;
 mod kqueue;
 mod libproc;
+mod observe;
 mod run_watch;
 mod sandbox;
 mod sweep;
 
-pub use figures::{current_exe, process_start, resident_bytes};
+pub use figures::{cpu_time_of, current_exe, process_start, resident_bytes};
+pub use observe::{arguments, children, environment_value, process_ids};
 pub use run_watch::RunWatch;
 pub use sandbox::{
     SANDBOX_NAME, Sandbox, SpawnSandbox, before_exec, build_sandbox, probe_sandbox, sandboxed_argv,
