@@ -17,8 +17,8 @@
 //!    - as fast as the kernel takes it: tests/fixtures/quick-cli/codex with `stream=FILE` execs
 //!      `awk '{ print; fflush() }' FILE` (one write per line). 10 calls on one server, taking
 //!      turns with 10 on a server without a job store (a drifting machine speed slows both
-//!      alike): the MB of stream per CPU-second of the server (utime + stime from /proc around
-//!      each call, in 10 ms ticks, so summed over the 10), the call's wall time (p50) against
+//!      alike): the MB of stream per CPU-second of the server (user + system time around each
+//!      call, in 10 ms ticks on Linux, so summed over the 10), the call's wall time (p50) against
 //!      the same stand-in with the same prompt writing to /dev/null (started by the bench,
 //!      spawn to exit, p50 of 10, in the same turns), and the server's peak RSS after the
 //!      first call and after the last.
@@ -53,6 +53,11 @@
 //!    set-up and settling (x the anchor). Each run is a background job, timed from the call
 //!    to the `job_wait` answer; each job's worktree is discarded after, untimed.
 //!
+//! Processes are observed through the engine's platform module, so the bench runs on Linux and
+//! macOS. A few figures are Linux's alone and read "n/a" on macOS, which keeps none of them for
+//! another process: the peak and the private RSS, and the server's open fds; there the
+//! guardian's RSS is read without waiting for it to block on its pipe (`wchan`).
+//!
 //! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, load,
 //! cancel, guardian, stream, stress, jobs, isolation).
 //!
@@ -71,6 +76,7 @@ mod synthetic_repo;
 
 use std::time::{Duration, Instant};
 
+use cli_agent_engine::platform;
 use mcp::Server;
 use serde_json::json;
 use synthetic_repo::{Checkout, SyntheticRepo, median, timed};
@@ -305,6 +311,8 @@ async fn report_guardian_cost(count: usize) {
     }
     let server = started(bench_server()).await;
     let guardian = common::guardian_of(server.pid()).expect("the server's guardian");
+    // Where a process sleeps in the kernel is shown on Linux only.
+    #[cfg(target_os = "linux")]
     common::wait_until("the guardian waits on its pipe", || {
         std::fs::read_to_string(format!("/proc/{guardian}/wchan"))
             .is_ok_and(|w| w.contains("pipe_read"))
@@ -387,9 +395,9 @@ struct StreamCost {
     /// CPU seconds, summed over the calls.
     cpu: f64,
     walls: Vec<Duration>,
-    /// The server's peak RSS after the first call, and after the last, in KiB.
-    first_peak_kib: u64,
-    last_peak_kib: u64,
+    /// The server's peak RSS after the first call, and after the last, in KiB (Linux only).
+    first_peak_kib: Option<u64>,
+    last_peak_kib: Option<u64>,
 }
 
 impl StreamCost {
@@ -469,13 +477,18 @@ async fn report_stream_throughput(events: usize) {
     );
     println!(
         "   without the job store: {}; wall p50 {} ({:.2}x); peak RSS {} MiB; the store adds \
-         {:+.0} % server CPU, {:+.1} MiB peak RSS",
+         {:+.0} % server CPU, {} MiB peak RSS",
         per_cpu_second(without.cpu_per_call()),
         ms(bare_wall),
         bare_wall.as_secs_f64() / alone.as_secs_f64(),
         mib(without.last_peak_kib),
         (cost.cpu / without.cpu.max(1e-3) - 1.0) * 100.0,
-        (cost.last_peak_kib as f64 - without.last_peak_kib as f64) / 1024.0
+        cost.last_peak_kib
+            .zip(without.last_peak_kib)
+            .map_or("n/a".into(), |(with, bare)| format!(
+                "{:+.1}",
+                (with as f64 - bare as f64) / 1024.0
+            ))
     );
 
     let paced = dir.path().join("paced-codex");
@@ -502,7 +515,7 @@ async fn report_start_cancel_stress(cycles: usize) {
     let mut server = quick_server().await;
     let pid = server.pid();
     let mut rss = vec![ProcStatus::read(pid).rss_kib];
-    let fds_before = open_fds(pid);
+    let fds_before = or_na(open_fds(pid));
     for n in 0..cycles {
         let id = server
             .start_call(
@@ -540,33 +553,30 @@ async fn report_start_cancel_stress(cycles: usize) {
         "{cycles} start/cancel cycles: {} processes of runs left, open fds {fds_before} -> {}, \
          {} zombies, RSS start/middle/end {} MiB",
         common::run_processes_of(pid).len(),
-        open_fds(pid),
+        or_na(open_fds(pid)),
         zombies_of(pid),
         rss.join(" / ")
     );
 }
 
-/// Zombie children of `pid`: processes it never reaped.
+/// Zombie children of `pid`: processes it never reaped (listed as its children, yet dead).
 fn zombies_of(pid: i32) -> usize {
-    proc_pids()
-        .filter_map(|other| std::fs::read_to_string(format!("/proc/{other}/stat")).ok())
-        .filter(|stat| {
-            let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-            let mut fields = rest.split_whitespace();
-            fields.next() == Some("Z") && fields.next() == Some(&pid.to_string())
-        })
+    let children = platform::children(u32::try_from(pid).expect("a pid"));
+    children
+        .into_iter()
+        .filter(|&child| !platform::is_alive(child))
         .count()
 }
 
-fn open_fds(pid: i32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |dir| dir.count())
+/// Another process's descriptors are listed in /proc, on Linux only.
+#[cfg(target_os = "linux")]
+fn open_fds(pid: i32) -> Option<usize> {
+    Some(std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |dir| dir.count()))
 }
 
-fn proc_pids() -> impl Iterator<Item = i32> {
-    std::fs::read_dir("/proc")
-        .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+#[cfg(not(target_os = "linux"))]
+fn open_fds(_: i32) -> Option<usize> {
+    None
 }
 
 /// The pids of the tagged processes of a call, once `count` of them run.
@@ -592,48 +602,50 @@ async fn until_dead(pids: &[i32], since: Instant, failure: &str) -> Duration {
 
 /// Alive and not yet a zombie: a zombie is dead, only waiting for its parent to reap it.
 fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
-    })
+    u32::try_from(pid).is_ok_and(platform::is_alive)
 }
 
+/// A process's memory, in KiB.
 struct ProcStatus {
     rss_kib: u64,
-    peak_rss_kib: u64,
-    /// The private part of the RSS; the rest is file pages (the binary), shared with others.
-    anon_kib: u64,
+    /// The peak RSS so far (Linux only).
+    peak_rss_kib: Option<u64>,
+    /// The private part of the RSS; the rest is file pages (the binary), shared with others
+    /// (Linux only).
+    anon_kib: Option<u64>,
 }
 
 impl ProcStatus {
     fn read(pid: i32) -> Self {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(name))
-                .and_then(|rest| rest.split_whitespace().next()?.parse().ok())
-                .unwrap_or(0)
-        };
+        let pid = u32::try_from(pid).expect("a pid");
         Self {
-            rss_kib: field("VmRSS:"),
-            peak_rss_kib: field("VmHWM:"),
-            anon_kib: field("RssAnon:"),
+            rss_kib: platform::resident_bytes(pid).map_or(0, |bytes| bytes / 1024),
+            peak_rss_kib: status_kib(pid, "VmHWM:"),
+            anon_kib: status_kib(pid, "RssAnon:"),
         }
     }
 }
 
+/// A figure of /proc/PID/status, in KiB.
+#[cfg(target_os = "linux")]
+fn status_kib(pid: u32, name: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find_map(|line| line.strip_prefix(name))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// macOS keeps neither the peak nor the private RSS of another process.
+#[cfg(not(target_os = "linux"))]
+fn status_kib(_: u32, _: &str) -> Option<u64> {
+    None
+}
+
 /// User plus system CPU time of `pid`, in seconds.
 fn cpu_seconds(pid: i32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
-    let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // After the name: state is field 3, utime 14 and stime 15 (1-based, proc(5)).
-    let ticks = |index: usize| fields.get(index - 3).and_then(|f| f.parse::<u64>().ok());
-    let total = ticks(14).unwrap_or(0) + ticks(15).unwrap_or(0);
-    // SAFETY: sysconf only reads a constant of the system.
-    let per_second = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) }.max(1);
-    total as f64 / per_second as f64
+    let pid = u32::try_from(pid).expect("a pid");
+    platform::cpu_time_of(pid)
+        .expect("the server's CPU time")
+        .as_secs_f64()
 }
 
 async fn report_job_store(count: usize) {
@@ -850,8 +862,15 @@ fn ms(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
-fn mib(kib: u64) -> String {
-    format!("{:.1}", kib as f64 / 1024.0)
+/// A count; "n/a" for one the OS does not keep.
+fn or_na(count: Option<usize>) -> String {
+    count.map_or("n/a".into(), |count| count.to_string())
+}
+
+/// KiB as MiB; "n/a" for a figure the OS does not keep.
+fn mib(kib: impl Into<Option<u64>>) -> String {
+    kib.into()
+        .map_or("n/a".into(), |kib| format!("{:.1}", kib as f64 / 1024.0))
 }
 
 /// A server for these figures, unconfined: the fake CLI writes its pid files outside the

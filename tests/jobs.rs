@@ -8,6 +8,7 @@ mod mcp;
 use std::path::Path;
 use std::time::Duration;
 
+use cli_agent_engine::platform;
 use common::{TempDir, assert_none_tagged, run_processes_of, unique, wait_for_tagged, wait_until};
 use mcp::{Server, all_text, is_error, job_id, structured, texts};
 use nix::sys::signal::Signal;
@@ -230,21 +231,15 @@ async fn a_1_mib_answer_stays_within_the_budget_and_names_the_call_for_the_rest(
     assert!(text_chars < BUDGET + 1000, "{text_chars}");
 }
 
-/// How many CLIs of the server `server_pid` are alive: each runs in a session of its own, so
-/// the distinct sessions of its run processes (a CLI may fork helpers of its own). A process
-/// in the middle of its exit shows session -1: it is none.
+/// How many CLIs of the server `server_pid` are alive: the distinct run markers of its live
+/// run processes (a CLI may fork helpers of its own, which carry its run's marker).
 fn running_clis(server_pid: i32) -> usize {
-    let session = |pid: i32| {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        let (_, rest) = stat.rsplit_once(')')?;
-        let session = rest.split_whitespace().nth(3)?.parse::<i32>().ok()?;
-        (session > 0).then_some(session)
-    };
-    let sessions: std::collections::BTreeSet<i32> = run_processes_of(server_pid)
+    let marker = |pid: i32| platform::environment_value(u32::try_from(pid).ok()?, "CAM_RUN_ID");
+    let runs: std::collections::BTreeSet<String> = run_processes_of(server_pid)
         .into_iter()
-        .filter_map(session)
+        .filter_map(marker)
         .collect();
-    sessions.len()
+    runs.len()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -49,26 +49,20 @@ fn store(name: &str) -> (TempDir, Connection) {
     (dir, conn)
 }
 
-/// Field 22 of /proc/PID/stat: when the process started, which tells it from a later one
-/// with the same pid.
-fn start_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let rest = &stat[stat.rfind(')').unwrap() + 1..];
-    rest.split_ascii_whitespace()
-        .nth(22 - 3)
-        .unwrap()
-        .parse()
-        .unwrap()
+/// When the process started, as the store records its owners: with the pid, it tells the
+/// process from a later one with the same pid.
+fn start_of(pid: u32) -> u64 {
+    cli_agent_engine::platform::process_start(pid).expect("a live process")
 }
 
 fn me() -> (u32, u64) {
-    (std::process::id(), start_ticks(std::process::id()))
+    (std::process::id(), start_of(std::process::id()))
 }
 
 /// A process that existed and is gone.
 fn gone() -> (u32, u64) {
     let mut child = Command::new("sleep").arg("60").spawn().unwrap();
-    let owner = (child.id(), start_ticks(child.id()));
+    let owner = (child.id(), start_of(child.id()));
     child.kill().unwrap();
     child.wait().unwrap();
     owner

@@ -109,7 +109,7 @@ async fn sigkill_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
                 server.messages().last()
             );
         }
-        sandbox.runs(b"sleep\x00478")
+        sandbox.runs(&["sleep", "478"])
     })
     .await;
 

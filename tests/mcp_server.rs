@@ -1,7 +1,7 @@
 //! `cli-agent-mcp serve` end to end: the built binary, spoken to over its stdio by the client in
 //! tests/mcp, with the fake CLI. Tools and schemas, results, bad arguments, progress, and the
 //! lifecycle contract of REFACTOR_SPEC.md (cancel, SIGINT, shutdown, failure isolation), each
-//! checked on /proc through the fake's `tag` directive.
+//! checked on the process table through the fake's `tag` directive.
 
 mod common;
 mod mcp;

@@ -180,7 +180,7 @@ async fn cancel_while_the_shell_tool_sleeps_leaves_nothing(agent: Agent) {
     let mut request = sandbox.request(&real::sleep_prompt(agent, 477));
     request.permission = real::shell_permission(agent);
     let outcome = cancel_when(&sandbox, request, "the tool's `sleep 477` runs", || {
-        sandbox.runs(b"sleep\x00477")
+        sandbox.runs(&["sleep", "477"])
     })
     .await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:#?}");

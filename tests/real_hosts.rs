@@ -73,14 +73,14 @@ impl World {
     /// One headless turn of the host on `prompt`; its JSONL, or a panic naming its stderr.
     /// While it runs, watch for our server among the host's processes.
     async fn host_turn(&self, prompt: &str) -> Vec<Value> {
-        let server = format!("{}\0serve", env!("CARGO_BIN_EXE_cli-agent-mcp"));
+        let server = [env!("CARGO_BIN_EXE_cli-agent-mcp"), "serve"];
         let turn = tokio::time::timeout(real::RUN_DEADLINE, self.host.host_turn(prompt).output());
         let mut turn = std::pin::pin!(turn);
         let output = loop {
             tokio::select! {
                 output = &mut turn => break output,
                 () = tokio::time::sleep(Duration::from_millis(100)) => {
-                    if self.host.runs(server.as_bytes()) {
+                    if self.host.runs(&server) {
                         self.server_seen.store(true, Ordering::Relaxed);
                     }
                 }

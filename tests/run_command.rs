@@ -183,21 +183,7 @@ fn recorded_argv(record: &Value) -> Vec<String> {
 
 /// Pids of live processes whose environment holds `name=value`.
 fn processes_with_env(name: &str, value: &str) -> Vec<i32> {
-    let needle = format!("{name}={value}");
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-                environ
-                    .split(|&b| b == 0)
-                    .any(|var| var == needle.as_bytes())
-            })
-        })
-        .collect()
+    common::pids_with_env(&format!("{name}={value}"))
 }
 
 fn tagged(tag: &str) -> Vec<i32> {

@@ -1,5 +1,6 @@
 //! Helpers shared by the integration tests: the fake CLI, unique names, and the process
-//! table, which is where "nothing is left behind" is checked.
+//! table, which is where "nothing is left behind" is checked: read through the engine's
+//! platform module, so the same checks hold on Linux and macOS.
 #![allow(dead_code)]
 
 pub mod cli_fixtures;
@@ -8,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{Agent, EngineConfig, clis};
+use cli_agent_engine::{Agent, EngineConfig, clis, platform};
 
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
 pub const DEADLINE: Duration = Duration::from_secs(30);
@@ -111,57 +112,53 @@ impl Drop for TempDir {
     }
 }
 
-/// Live processes whose environment carries `FAKE_CLI_TAG=<tag>` (zombies have none).
+/// Live processes whose environment carries `FAKE_CLI_TAG=<tag>`.
 pub fn tagged_pids(tag: &str) -> Vec<i32> {
     pids_with_env(&format!("FAKE_CLI_TAG={tag}"))
 }
 
 /// Live processes whose environment holds the entry `NAME=value`.
 pub fn pids_with_env(entry: &str) -> Vec<i32> {
-    pids_with_env_entry(|found| found == entry.as_bytes())
-}
-
-/// Live processes with an environment entry starting with `prefix`, e.g. `CAM_RUN_ID=<pid>.`
-/// for every run of the server `pid`.
-fn pids_with_env_prefix(prefix: &str) -> Vec<i32> {
-    pids_with_env_entry(|found| found.starts_with(prefix.as_bytes()))
+    let (name, value) = entry
+        .split_once('=')
+        .unwrap_or_else(|| panic!("{entry} is no NAME=value entry"));
+    pids_with_variable(name, |found| found == value)
 }
 
 /// Live processes started by any run of the server `server_pid`: they carry its run marker
 /// (`CAM_RUN_ID=<pid>.<start>-<n>`).
 pub fn run_processes_of(server_pid: i32) -> Vec<i32> {
-    pids_with_env_prefix(&format!("CAM_RUN_ID={server_pid}."))
+    let prefix = format!("{server_pid}.");
+    pids_with_variable("CAM_RUN_ID", |found| found.starts_with(&prefix))
 }
 
-fn pids_with_env_entry(matches: impl Fn(&[u8]) -> bool) -> Vec<i32> {
-    std::fs::read_dir("/proc")
+/// Live processes (not zombies: those are dead, only not yet reaped) whose variable `name`
+/// has a value that `matches`, as the engine's platform module reads the process table.
+fn pids_with_variable(name: &str, matches: impl Fn(&str) -> bool) -> Vec<i32> {
+    platform::process_ids()
         .into_iter()
-        .flatten()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .is_ok_and(|environ| environ.split(|&b| b == 0).any(&matches))
-        })
+        .filter(|&pid| platform::environment_value(pid, name).is_some_and(|value| matches(&value)))
+        .filter(|&pid| platform::is_alive(pid))
+        .filter_map(|pid| i32::try_from(pid).ok())
         .collect()
 }
 
 /// The guardian of the running server (or `run`) `pid`: its child started with `__guardian`.
 pub fn guardian_of(pid: i32) -> Option<i32> {
-    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-    children
-        .split_whitespace()
-        .filter_map(|child| child.parse().ok())
+    platform::children(u32::try_from(pid).ok()?)
+        .into_iter()
+        .filter_map(|child| i32::try_from(child).ok())
         .find(|&child| is_guardian(child))
 }
 
 /// Alive (not a zombie) and running as a guardian.
 pub fn is_guardian(pid: i32) -> bool {
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-    let alive = std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        stat.rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z'))
-    });
-    alive && cmdline.split(|&b| b == 0).nth(1) == Some(b"__guardian".as_slice())
+    let Ok(pid) = u32::try_from(pid) else {
+        return false;
+    };
+    platform::is_alive(pid)
+        && platform::arguments(pid)
+            .is_some_and(|args| args.get(1).is_some_and(|a| a == "__guardian"))
 }
 
 /// Poll `condition` until it holds, panicking with `what` after [`DEADLINE`].
@@ -196,9 +193,11 @@ pub fn assert_none_with_env(entry: &str) {
     );
 }
 
+/// Each process's pid and arguments, for a failure's message.
 fn describe(pids: &[i32]) -> String {
     pids.iter()
-        .map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+        .filter_map(|&pid| u32::try_from(pid).ok())
+        .map(|pid| format!("{pid}: {:?}", platform::arguments(pid)))
         .collect::<Vec<_>>()
         .join(" | ")
 }

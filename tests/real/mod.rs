@@ -261,12 +261,15 @@ impl Sandbox {
         pids_with_env(&self.tag)
     }
 
-    /// Whether a process of this sandbox's CLI runs a command line starting with `argv`
-    /// (NUL-separated, as in `/proc/<pid>/cmdline`).
-    pub fn runs(&self, argv: &[u8]) -> bool {
+    /// Whether a process of this sandbox's CLI runs a command line starting with `argv`.
+    pub fn runs(&self, argv: &[&str]) -> bool {
         self.survivors().into_iter().any(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmdline| cmdline.starts_with(argv))
+            u32::try_from(pid)
+                .ok()
+                .and_then(cli_agent_engine::platform::arguments)
+                .is_some_and(|args| {
+                    args.len() >= argv.len() && args.iter().zip(argv).all(|(arg, want)| arg == want)
+                })
         })
     }
 
