@@ -123,6 +123,13 @@ pub struct EngineArgs {
         value_name = "MODE"
     )]
     pub sandbox: SandboxMode,
+    /// When a CLI is not on PATH, do not ask the login shell (`$SHELL -i -l -c`) for its PATH;
+    /// the dirs where installers put the CLIs are still searched.
+    #[arg(long, env = "CAM_NO_LOGIN_SHELL", global = true, value_name = "BOOL", num_args = 0..=1,
+          default_value_t = false, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(),
+          action = clap::ArgAction::Set)]
+    pub no_login_shell: bool,
     /// Test-only: build every CLI's command line at this level whatever the call asked, so a
     /// test shows that the sandbox alone bounds the run.
     #[arg(
@@ -140,6 +147,7 @@ impl EngineArgs {
     pub fn config(&self, binaries: HashMap<String, PathBuf>) -> EngineConfig {
         EngineConfig {
             binaries,
+            login_shell: !self.no_login_shell,
             total_timeout: Duration::from_secs(self.default_timeout_secs),
             idle_timeout: (self.idle_timeout_secs > 0)
                 .then(|| Duration::from_secs(self.idle_timeout_secs)),
@@ -170,7 +178,7 @@ fn bin_arg(cli: &dyn AgentCli) -> Arg {
         .value_name("PATH")
         .value_parser(clap::value_parser!(PathBuf))
         .help(format!(
-            "The {name} binary (default: `{}` on PATH)",
+            "The {name} binary (default: `{}` on PATH, else where installers put it)",
             cli.binary()
         ))
 }

@@ -64,6 +64,13 @@ impl CommandLine {
         self
     }
 
+    /// Set `name` to `value`, replacing the value it had.
+    pub(crate) fn replace_env(&mut self, name: &str, value: &std::ffi::OsStr) -> &mut Self {
+        self.env.retain(|(set, _)| set != name);
+        self.env.push((name.into(), value.into()));
+        self
+    }
+
     /// Add options before the end-of-options marker `--` if there is one: every value the
     /// engine puts on a command line is bound with `=`, so a bare `--` can only be that marker,
     /// and what follows it (a session id, the `-` that reads the prompt from stdin) stays last.

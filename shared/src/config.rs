@@ -14,8 +14,12 @@ use crate::sandbox::SandboxMode;
 #[derive(Clone, Debug)]
 pub struct EngineConfig {
     /// Explicit binaries by agent name (`CAM_<AGENT>_BIN`, `--<agent>-bin`, the config
-    /// file); others are found on PATH. A custom agent without one uses its base CLI's.
+    /// file); others are found on PATH, else where installers put them (see
+    /// [`crate::locate`]). A custom agent without one uses its base CLI's.
     pub binaries: HashMap<String, PathBuf>,
+    /// Ask the login shell for its PATH when a CLI is not on ours (`--no-login-shell` and
+    /// `CAM_NO_LOGIN_SHELL` turn it off).
+    pub login_shell: bool,
     /// A run's total time limit unless its request gives one.
     pub total_timeout: Duration,
     /// Longest time without a parsed event before a run is ended; `None` disables it.
@@ -66,6 +70,7 @@ impl Default for EngineConfig {
     fn default() -> Self {
         Self {
             binaries: HashMap::new(),
+            login_shell: true,
             total_timeout: Duration::from_secs(30 * 60),
             idle_timeout: Some(Duration::from_secs(10 * 60)),
             grace: Duration::from_secs(3),

@@ -21,7 +21,7 @@ use crate::event::AgentEvent;
 use crate::git::JobKey;
 use crate::git::worktree_metadata;
 use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
-use crate::locate::find_cli;
+use crate::locate::{FoundCli, find_cli};
 use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, Usage};
 use crate::output_schema::SchemaFile;
 use crate::process::{self, RunMarker};
@@ -39,7 +39,8 @@ pub struct Engine {
 #[derive(Debug)]
 pub struct Prepared {
     request: RunRequest,
-    program: PathBuf,
+    /// The CLI's binary and where it was found.
+    program: FoundCli,
     command: command::CommandLine,
     earlier: Option<SessionRecord>,
     /// Where the CLI is told to write its usage, for a CLI that prints none.
@@ -199,7 +200,6 @@ impl Engine {
             }
         };
         let limits = self.limits(&request);
-        tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), "started");
         let prompt = take_prompt(&mut request);
         let (agent, token) = (request.agent, cancel.clone());
         let (mut transcript, end) =
@@ -251,9 +251,10 @@ impl Engine {
         };
         let spawned = spawn().map_err(|source| SetupError::Spawn {
             agent: request.agent,
-            bin: program.clone(),
+            bin: program.path.clone(),
             source,
         })?;
+        tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), bin = %program.path.display(), found_by = %program.source, "started");
         Ok((confinement, setup, spawned))
     }
 
@@ -309,7 +310,7 @@ impl Engine {
     fn command_line(
         &self,
         request: &RunRequest,
-        program: &Path,
+        program: &FoundCli,
         confined: bool,
     ) -> Result<command::CommandLine, SetupError> {
         let cli = request.agent.cli();
@@ -322,7 +323,19 @@ impl Engine {
             permission,
             ..request.clone()
         };
-        command::build(&request, program, &self.config.pass_env)
+        let mut command = command::build(&request, &program.path, &self.config.pass_env)?;
+        // A CLI found off PATH runs with its dir on PATH, unless the agent sets PATH itself.
+        if let Some(path) = program.search_path()
+            && !request
+                .agent
+                .profile()
+                .env
+                .iter()
+                .any(|(name, _)| name == "PATH")
+        {
+            command.replace_env("PATH", path);
+        }
+        Ok(command)
     }
 
     /// A new worktree's setup command, before the agent starts. A failure is a warning: the

@@ -5,16 +5,36 @@ use std::path::PathBuf;
 use crate::agent::Agent;
 use crate::request::Permission;
 
+/// Where a CLI was looked for: "on PATH (/usr/bin:/bin) and in the login shell's PATH,
+/// ~/.nvm/versions/node/*/bin, …".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Looked {
+    /// The server's PATH.
+    pub path: String,
+    /// The other places, as a person would write them (`~/.local/bin`).
+    pub places: Vec<String>,
+}
+
+impl std::fmt::Display for Looked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "on PATH ({})", self.path)?;
+        if !self.places.is_empty() {
+            write!(f, " and in {}", self.places.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
     #[error(
-        "the {agent} CLI was not found: looked for `{binary}` on PATH ({path}). Install it with \
+        "the {agent} CLI was not found: looked for `{binary}` {looked}. Install it with \
          `npm install -g {package}`, or set {setting} to its binary"
     )]
     CliNotFound {
         agent: Agent,
         binary: &'static str,
-        path: String,
+        looked: Box<Looked>,
         package: &'static str,
         setting: String,
     },

@@ -35,7 +35,7 @@ on_supported_os! {
     pub mod git;
     mod head_tail;
     pub mod isolation;
-    mod locate;
+    pub mod locate;
     mod marker;
     mod open_calls;
     pub mod outcome;
@@ -55,7 +55,7 @@ on_supported_os! {
     pub use engine::{Engine, Prepared};
     pub use error::SetupError;
     pub use event::{AgentEvent, NoticeLevel};
-    pub use locate::find_cli;
+    pub use locate::{CliSource, FoundCli, find_cli};
     pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
     pub use output_schema::OutputSchema;
     pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};

@@ -19,6 +19,7 @@ pub struct FileSettings {
     pub max_line_bytes: Option<u64>,
     pub pass_env: Option<Vec<String>>,
     pub sandbox: Option<String>,
+    pub no_login_shell: Option<bool>,
     pub log: Option<String>,
     pub log_file: Option<PathBuf>,
     pub enable: Option<Vec<String>>,

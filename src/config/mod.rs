@@ -236,6 +236,7 @@ mod tests {
             max_line_bytes: Some(1),
             pass_env: Some(vec!["X".into()]),
             sandbox: Some("auto".into()),
+            no_login_shell: Some(true),
             log: Some("info".into()),
             log_file: Some("/x".into()),
             enable: Some(vec!["codex".into()]),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use cli_agent_engine::clis::Cli;
 use cli_agent_engine::sandbox::KernelSupport;
-use cli_agent_engine::{Agent, EngineConfig, SetupError, find_cli};
+use cli_agent_engine::{Agent, EngineConfig, FoundCli, SetupError, find_cli};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use serde::Serialize;
@@ -26,6 +26,14 @@ pub struct CliReport {
     pub cli: &'static str,
     pub state: State,
     pub path: Option<PathBuf>,
+    /// Where it was found: `PATH`, `configured`, `login shell PATH`, `nvm node v22.11.0`,
+    /// `~/.local/bin`, …
+    pub found_by: Option<String>,
+    /// "found in ~/.local/bin, not on PATH", for one found off PATH.
+    pub found: Option<String>,
+    /// Where a missing one was looked for besides PATH.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub looked: Vec<String>,
     pub version: Option<String>,
     pub verified_version: &'static str,
     /// What to do, when there is something to do.
@@ -107,7 +115,7 @@ pub(crate) async fn check_all(config: &EngineConfig, agents: &[Agent]) -> Vec<Cl
     reports
 }
 
-async fn check(agent: Agent, found: Result<PathBuf, SetupError>) -> CliReport {
+async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
     let cli = agent.cli();
     let verified_version = cli.verified_version();
     let mut report = CliReport {
@@ -115,18 +123,27 @@ async fn check(agent: Agent, found: Result<PathBuf, SetupError>) -> CliReport {
         cli: cli.name(),
         state: State::Missing,
         path: None,
+        found_by: None,
+        found: None,
+        looked: Vec::new(),
         version: None,
         verified_version,
         advice: None,
     };
-    let path = match found {
-        Ok(path) => path,
+    let found = match found {
+        Ok(found) => found,
         Err(error) => {
+            if let SetupError::CliNotFound { looked, .. } = &error {
+                report.looked.clone_from(&looked.places);
+            }
             report.advice = Some(missing_advice(agent, &error));
             return report;
         }
     };
+    let path = found.path.clone();
     report.path = Some(path.clone());
+    report.found_by = Some(found.source.to_string());
+    report.found = found.describe();
     match version_of(cli, &path).await {
         Ok(version) => {
             report.state = if version == verified_version {
@@ -164,11 +181,13 @@ fn missing_advice(agent: Agent, error: &SetupError) -> String {
         agent.cli().verified_version()
     );
     match error {
-        // The engine's message quotes the whole PATH; a report line needs less.
+        // The engine's message quotes the whole PATH and every place looked; a report line
+        // needs less: the places are listed once, under the CLIs (and in `looked`).
         SetupError::CliNotFound {
             binary, setting, ..
         } => format!(
-            "`{binary}` is not on PATH: install it with {install}, or set {setting} to its binary"
+            "`{binary}` is neither on PATH nor where installers put it: install it with \
+             {install}, or set {setting} to its binary"
         ),
         other => format!("{other}; the verified version installs with {install}"),
     }
@@ -239,9 +258,18 @@ fn render(reports: &[CliReport]) -> String {
             report.state.label(),
             version
         ));
+        if let Some(found) = &report.found {
+            out.push_str(&format!("          {found}\n"));
+        }
         if let Some(advice) = &report.advice {
             out.push_str(&format!("          {advice}\n"));
         }
+    }
+    if let Some(missing) = reports.iter().find(|report| !report.looked.is_empty()) {
+        out.push_str(&format!(
+            "\nLooked for the missing ones on PATH and in {}.\n",
+            missing.looked.join(", ")
+        ));
     }
     let usable = reports.iter().filter(|r| r.state.usable()).count();
     out.push_str(&format!("\n{usable} of {} CLIs usable.\n", reports.len()));

@@ -1,0 +1,260 @@
+//! Where a CLI is looked for, and in which order: a pure search over a home, a PATH, the
+//! login shell's PATH and a [`Probe`] of the filesystem, so it is tested with temp dirs.
+//!
+//! The order: the server's PATH; the login shell's PATH; nvm's node versions, newest first;
+//! the npm prefix of `~/.npmrc`; then [`INSTALL_DIRS`] in their order. The first place that
+//! has an executable of the name wins.
+
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where installers put the CLIs, tried in this order after nvm and `~/.npmrc`'s prefix. A
+/// leading `~/` is the home.
+pub const INSTALL_DIRS: &[&str] = &[
+    "~/.volta/bin",
+    "~/.npm-global/bin",
+    "~/.local/bin",
+    "~/.bun/bin",
+    "~/.claude/local",
+    "~/.opencode/bin",
+    "/opt/homebrew/bin",
+    "/usr/local/bin",
+    "/home/linuxbrew/.linuxbrew/bin",
+    "~/.local/share/pnpm",
+    "~/Library/pnpm",
+    "~/.yarn/bin",
+    "~/.asdf/shims",
+    "~/.local/share/mise/shims",
+];
+
+/// nvm's node versions, each with a `bin` of its own.
+const NVM_VERSIONS: &str = ".nvm/versions/node";
+
+/// What the search reads of the filesystem.
+pub trait Probe {
+    /// A regular file (after symlinks) that may be executed.
+    fn is_executable(&self, path: &Path) -> bool;
+    /// The names in `dir`; none when it cannot be read.
+    fn entries(&self, dir: &Path) -> Vec<OsString>;
+    /// The text of `file`, when it can be read.
+    fn read(&self, file: &Path) -> Option<String>;
+}
+
+/// Where a CLI's binary was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CliSource {
+    /// The path given by `CAM_<CLI>_BIN`, `--<cli>-bin` or the config file.
+    Configured,
+    /// The server's own PATH.
+    Path,
+    /// The PATH the user's login shell sets up.
+    LoginShell,
+    /// The `bin` of nvm's node `version` (`v22.11.0`).
+    Nvm { version: String },
+    /// The `bin` of the npm prefix set in `~/.npmrc`.
+    NpmrcPrefix,
+    /// One of [`INSTALL_DIRS`], as written there.
+    Dir(&'static str),
+}
+
+impl CliSource {
+    /// Found where the server's own PATH or a setting says, so nothing was searched for.
+    pub fn on_path(&self) -> bool {
+        matches!(self, Self::Configured | Self::Path)
+    }
+
+    /// A word on the place, beside its dir: none for an install dir, which is its own name.
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            Self::Configured => Some("configured"),
+            Self::Path => Some("PATH"),
+            Self::LoginShell => Some("login shell PATH"),
+            Self::Nvm { .. } => Some("nvm"),
+            Self::NpmrcPrefix => Some("npm prefix of ~/.npmrc"),
+            Self::Dir(_) => None,
+        }
+    }
+}
+
+impl fmt::Display for CliSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Nvm { version } => write!(f, "nvm node {version}"),
+            Self::Dir(dir) => f.write_str(dir),
+            other => f.write_str(other.kind().unwrap_or_default()),
+        }
+    }
+}
+
+/// The login shell's PATH, as far as it is known.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LoginPath {
+    /// Not asked: turned off (`--no-login-shell`, `CAM_NO_LOGIN_SHELL`).
+    Off,
+    /// Asked, and no PATH came back (no shell, a failure, or out of time).
+    NoAnswer,
+    Known(OsString),
+}
+
+/// What the search starts from.
+#[derive(Clone, Copy, Debug)]
+pub struct Places<'a> {
+    /// `$HOME`; without one, the dirs under it are not searched.
+    pub home: Option<&'a Path>,
+    /// The server's own PATH.
+    pub path: &'a OsStr,
+    pub login: &'a LoginPath,
+}
+
+/// A dir to look in, and what it is.
+struct Candidate {
+    dir: PathBuf,
+    source: CliSource,
+}
+
+/// `binary`'s path and where it was found, or the places looked (the server's PATH aside),
+/// each as a person would write it.
+pub fn search(
+    binary: &str,
+    places: Places<'_>,
+    probe: &dyn Probe,
+) -> Result<(PathBuf, CliSource), Vec<String>> {
+    let (candidates, looked) = candidates(places, probe);
+    candidates
+        .into_iter()
+        .map(|candidate| (candidate.dir.join(binary), candidate.source))
+        .find(|(path, _)| probe.is_executable(path))
+        .ok_or(looked)
+}
+
+/// `binary` in an absolute dir of `path`.
+pub fn on_path(binary: &str, path: &OsStr, probe: &dyn Probe) -> Option<PathBuf> {
+    path_dirs(path, CliSource::Path)
+        .into_iter()
+        .map(|candidate| candidate.dir.join(binary))
+        .find(|path| probe.is_executable(path))
+}
+
+/// Every dir to look in, in order, and how each place is named in a report.
+fn candidates(places: Places<'_>, probe: &dyn Probe) -> (Vec<Candidate>, Vec<String>) {
+    let mut found = path_dirs(places.path, CliSource::Path);
+    let mut looked = vec![match places.login {
+        LoginPath::Known(path) => {
+            found.extend(path_dirs(path, CliSource::LoginShell));
+            "the login shell's PATH".to_owned()
+        }
+        LoginPath::NoAnswer => "the login shell's PATH (it gave none)".to_owned(),
+        LoginPath::Off => "the login shell's PATH (not asked: CAM_NO_LOGIN_SHELL)".to_owned(),
+    }];
+    let Some(home) = places.home else {
+        looked.push("no dir under ~ (HOME is not set)".to_owned());
+        let absolute = INSTALL_DIRS.iter().filter(|dir| dir.starts_with('/'));
+        for &dir in absolute {
+            found.push(install_dir(dir, Path::new(dir)));
+            looked.push(dir.to_owned());
+        }
+        return (found, looked);
+    };
+    found.extend(nvm_bins(home, probe));
+    looked.push(format!("~/{NVM_VERSIONS}/*/bin"));
+    if let Some(prefix) = npmrc_prefix(home, probe) {
+        looked.push(format!(
+            "{} (the npm prefix of ~/.npmrc)",
+            tilde(&prefix, home)
+        ));
+        found.push(Candidate {
+            dir: prefix,
+            source: CliSource::NpmrcPrefix,
+        });
+    }
+    for &dir in INSTALL_DIRS {
+        let path = match dir.strip_prefix("~/") {
+            Some(relative) => home.join(relative),
+            None => PathBuf::from(dir),
+        };
+        found.push(install_dir(dir, &path));
+        looked.push(dir.to_owned());
+    }
+    (found, looked)
+}
+
+fn install_dir(name: &'static str, dir: &Path) -> Candidate {
+    Candidate {
+        dir: dir.to_owned(),
+        source: CliSource::Dir(name),
+    }
+}
+
+/// The absolute dirs of a PATH; an empty or relative entry would search the working dir.
+fn path_dirs(path: &OsStr, source: CliSource) -> Vec<Candidate> {
+    std::env::split_paths(path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| Candidate {
+            dir,
+            source: source.clone(),
+        })
+        .collect()
+}
+
+/// The `bin` of each node version under `~/.nvm/versions/node`, newest first.
+fn nvm_bins(home: &Path, probe: &dyn Probe) -> Vec<Candidate> {
+    let versions = home.join(NVM_VERSIONS);
+    let mut found: Vec<_> = probe
+        .entries(&versions)
+        .into_iter()
+        .filter_map(|name| {
+            let name = name.into_string().ok()?;
+            Some((node_version(&name)?, name))
+        })
+        .collect();
+    found.sort_by(|(a, _), (b, _)| b.cmp(a));
+    found
+        .into_iter()
+        .map(|(_, version)| Candidate {
+            dir: versions.join(&version).join("bin"),
+            source: CliSource::Nvm { version },
+        })
+        .collect()
+}
+
+/// `v22.11.0` (or `22.11.0`) as numbers, to order by; `None` for a name that is no version.
+/// A suffix after the patch number (`-rc.1`) is ignored.
+pub fn node_version(name: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = name.strip_prefix('v').unwrap_or(name).splitn(3, '.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    let patch = parts.next()?;
+    let digits = patch
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(patch.len());
+    Some((major, minor, patch[..digits].parse().ok()?))
+}
+
+/// The `bin` of the `prefix=` that `~/.npmrc` sets (`npm config set prefix`), when absolute
+/// once `~` and `$HOME` are expanded.
+fn npmrc_prefix(home: &Path, probe: &dyn Probe) -> Option<PathBuf> {
+    let text = probe.read(&home.join(".npmrc"))?;
+    let value = text.lines().rev().find_map(|line| {
+        let (key, value) = line.split_once('=')?;
+        (key.trim() == "prefix").then(|| value.trim().trim_matches(['"', '\'']))
+    })?;
+    let home_text = home.to_str()?;
+    let expanded = match value.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home_text}{rest}"),
+        _ => value
+            .replace("${HOME}", home_text)
+            .replace("$HOME", home_text),
+    };
+    let prefix = PathBuf::from(expanded);
+    prefix.is_absolute().then(|| prefix.join("bin"))
+}
+
+/// `path` with the home written `~`, as a person reads it.
+pub fn tilde(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Ok(rest) => format!("~/{}", rest.display()),
+        Err(_) => path.display().to_string(),
+    }
+}
