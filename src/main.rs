@@ -27,12 +27,15 @@ use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, MarkerPrefix, run_gu
 use cli_agent_engine::sandbox::remove_left_by;
 
 use crate::cli::Command;
+use crate::transport::parent_pipe::{self, ParentPipe};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
     if args.next().is_some_and(|arg| arg == GUARDIAN_COMMAND) {
         return guard(args.next());
     }
+    // SAFETY: first in main, once: no other thread exists yet.
+    let parent_pipe = unsafe { parent_pipe::take() };
     return_large_blocks_when_freed();
     let mut loaded = match config::load() {
         Ok(loaded) => loaded,
@@ -49,6 +52,10 @@ fn main() -> ExitCode {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
+    let parent_pipe = parent_pipe.unwrap_or_else(|error| {
+        tracing::warn!(%error);
+        None
+    });
     // Held until we return; our death, however it comes, closes its pipe.
     let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
     let _guardian = starts_runs.then(start_guardian).flatten();
@@ -62,19 +69,22 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(dispatch(command, loaded));
+    let code = runtime.block_on(dispatch(command, loaded, parent_pipe));
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
 }
 
-/// Run the command with the settings it takes; its exit code.
-async fn dispatch(command: Command, loaded: config::Loaded) -> u8 {
+/// Run the command with the settings it takes; its exit code. Only the server watches the
+/// launcher's pipe; the other commands close it.
+async fn dispatch(command: Command, loaded: config::Loaded, parent: Option<ParentPipe>) -> u8 {
     let store = loaded.store_settings();
     let config = loaded.engine_config();
     let agents = loaded.agents();
     match command {
-        Command::Serve(args) => commands::serve::run(args, config, loaded.offers(), store).await,
+        Command::Serve(args) => {
+            commands::serve::run(args, config, loaded.offers(), store, parent).await
+        }
         Command::Run(args) => commands::run::run(args, config, &agents, &store).await,
         Command::Doctor(args) => commands::doctor::run(config, &agents, args.json).await,
         Command::Jobs(args) => commands::jobs::run(args, &store),

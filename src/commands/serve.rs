@@ -2,10 +2,10 @@
 //! transport it was asked for below it.
 //!
 //! It turns the command line's values into plain settings, opens the job store, builds the
-//! engine, the jobs and the MCP handler ([`crate::mcp`]), installs the signal handlers, then
-//! hands the handler and its [`Lifecycle`] to stdio or to Streamable HTTP
-//! ([`crate::transport`]), with the dashboard's routes beside `/mcp` on HTTP. The transport
-//! serves until the shutdown and returns the exit code.
+//! engine, the jobs and the MCP handler ([`crate::mcp`]), installs the signal handlers, watches
+//! the launcher's pipe when a launcher gave one, then hands the handler and its [`Lifecycle`]
+//! to stdio or to Streamable HTTP ([`crate::transport`]), with the dashboard's routes beside
+//! `/mcp` on HTTP. The transport serves until the shutdown and returns the exit code.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,6 +25,7 @@ use crate::mcp::{
     AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode,
     watch_signals,
 };
+use crate::transport::parent_pipe::{self, ParentPipe};
 use crate::transport::{http, stdio};
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,7 @@ pub async fn run(
     config: EngineConfig,
     offers: Vec<Offer>,
     store: StoreSettings,
+    parent: Option<ParentPipe>,
 ) -> u8 {
     let http = match args
         .http
@@ -53,6 +55,9 @@ pub async fn run(
         Ok(built) => built,
         Err(code) => return code,
     };
+    if let Some(pipe) = parent {
+        parent_pipe::watch(pipe, lifecycle.shutdown.clone());
+    }
     match http {
         Some(settings) => {
             let routes = dashboard_routes(&server, args.http.allowed_hosts.clone());

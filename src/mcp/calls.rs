@@ -15,6 +15,8 @@ pub enum ShutdownCause {
     Sigint,
     /// The MCP session ended on its own (a transport error, a broken handshake).
     SessionEnded,
+    /// The launcher that started the server died: its pipe (`CAM_PARENT_PIPE`) closed.
+    LauncherGone,
 }
 
 impl ShutdownCause {
@@ -28,6 +30,9 @@ impl ShutdownCause {
             Self::Sighup => "interrupted: the server got SIGHUP",
             Self::Sigint => "interrupted: the server got SIGINT and shut down",
             Self::SessionEnded => "interrupted: the MCP session ended and the server shut down",
+            Self::LauncherGone => {
+                "interrupted: the launcher that started the server is gone and the server shut down"
+            }
         }
     }
 }

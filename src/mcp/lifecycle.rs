@@ -1,10 +1,10 @@
 //! How a serve ends, whichever transport carries it: the server-wide shutdown, the runs to
 //! wait for and the deadline that bounds both, and the exit codes.
 //!
-//! Shutdown (stdin EOF, SIGTERM, SIGHUP, SIGINT when idle): every run is cancelled at once and
-//! torn down in its own task; the transport waits for all of them up to the engine's grace plus
-//! 1.2 s, SIGKILLs whatever is left, gives the answers until the grace plus 1.8 s to reach a
-//! client still reading, and exits 0.
+//! Shutdown (stdin EOF, SIGTERM, SIGHUP, SIGINT when idle, the launcher's pipe closing): every
+//! run is cancelled at once and torn down in its own task; the transport waits for all of them
+//! up to the engine's grace plus 1.2 s, SIGKILLs whatever is left, gives the answers until the
+//! grace plus 1.8 s to reach a client still reading, and exits 0.
 
 use std::time::Duration;
 
