@@ -231,7 +231,21 @@ impl Server {
 
     /// Like [`Server::builder`], without the `serve` subcommand.
     pub fn bare() -> Builder {
-        let mut command = Command::from(crate::common::cam_command());
+        Self::bare_program(binary())
+    }
+
+    /// Like [`Server::bare`], running `program` instead of the built binary: an installed
+    /// `cli-agent-mcp` (a package's launcher, say), with the same clean environment.
+    pub fn bare_program(program: impl AsRef<std::ffi::OsStr>) -> Builder {
+        let clean = crate::common::cam_command();
+        let mut command = std::process::Command::new(program);
+        for (key, value) in clean.get_envs() {
+            match value {
+                Some(value) => command.env(key, value),
+                None => command.env_remove(key),
+            };
+        }
+        let mut command = Command::from(command);
         for agent in agents() {
             command.env(bin_env_var(agent), fake_bin_dir().join(agent));
         }
