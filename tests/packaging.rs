@@ -181,32 +181,31 @@ impl Installed<'_> {
     /// `--version`, `doctor --json`, and an MCP session with one call to the fake CLI.
     async fn check(&self) {
         let _machine = MACHINE.read().await;
-        let version = packages::succeed(self.command().arg("--version"), SHORT);
-        assert_eq!(
-            version.trim(),
-            format!("{BINARY} {VERSION}"),
-            "{}",
+        self.check_the_command_line();
+        self.check_an_mcp_session().await;
+        eprintln!(
+            "{}: --version, doctor --json and an MCP call answered",
             self.what
         );
+    }
 
+    fn check_the_command_line(&self) {
+        let version = packages::succeed(self.command().arg("--version"), SHORT);
+        let expected = format!("{BINARY} {VERSION}");
+        assert_eq!(version.trim(), expected, "{}", self.what);
         let doctor = packages::output_within(
             self.command().args(["doctor", "--json"]).envs(fake_clis()),
             SHORT,
         );
         let report: Value = serde_json::from_slice(&doctor.stdout).unwrap_or_else(|error| {
-            panic!(
-                "{}: doctor --json: {error}\n{}",
-                self.what,
-                packages::report(&doctor)
-            )
+            let output = packages::report(&doctor);
+            panic!("{}: doctor --json: {error}\n{output}", self.what)
         });
-        assert!(
-            report["clis"]
-                .as_array()
-                .is_some_and(|clis| !clis.is_empty()),
-            "{report}"
-        );
+        let clis = report["clis"].as_array();
+        assert!(clis.is_some_and(|clis| !clis.is_empty()), "{report}");
+    }
 
+    async fn check_an_mcp_session(&self) {
         let mut server =
             serve_builder(self.program, &self.prefix, self.sandbox, &self.extra).spawn();
         server.initialize().await;
@@ -228,10 +227,6 @@ impl Installed<'_> {
             "{}: {status}\n{}",
             self.what,
             server.stderr()
-        );
-        eprintln!(
-            "{}: --version, doctor --json and an MCP call answered",
-            self.what
         );
     }
 }

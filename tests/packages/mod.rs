@@ -140,33 +140,7 @@ fn build_dist() -> Option<Dist> {
         }
     }
     let dir = work_dir().join("dist");
-    let started = Instant::now();
-    let output = output_within(
-        Command::new(root().join("scripts/package"))
-            .arg(&dir)
-            .current_dir(root()),
-        Duration::from_secs(3600),
-    );
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    if !output.status.success() {
-        let tail: Vec<&str> = stderr.lines().rev().take(80).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        panic!(
-            "scripts/package failed ({}):\n{}",
-            output.status,
-            tail.join("\n")
-        );
-    }
-    for line in stderr
-        .lines()
-        .filter(|line| line.starts_with("package:") || line.starts_with("  "))
-    {
-        eprintln!("{line}");
-    }
-    eprintln!(
-        "scripts/package took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    run_package(&dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("read the packages' directory")
         .map(|entry| entry.expect("an entry").path())
@@ -185,6 +159,33 @@ fn build_dist() -> Option<Dist> {
         files,
         uv: root().join(".tools/package/bin/uv"),
     })
+}
+
+/// `scripts/package DIR`, its summary shown (the whole output when it fails).
+fn run_package(dir: &Path) {
+    let started = Instant::now();
+    let output = output_within(
+        Command::new(root().join("scripts/package"))
+            .arg(dir)
+            .current_dir(root()),
+        Duration::from_secs(3600),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        let tail: Vec<&str> = stderr.lines().rev().take(80).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        panic!(
+            "scripts/package failed ({}):\n{}",
+            output.status,
+            tail.join("\n")
+        );
+    }
+    let summary = |line: &&str| line.starts_with("package:") || line.starts_with("  ");
+    for line in stderr.lines().filter(summary) {
+        eprintln!("{line}");
+    }
+    let took = started.elapsed().as_secs_f64();
+    eprintln!("scripts/package took {took:.1} s");
 }
 
 /// `tool` on this process's PATH.
