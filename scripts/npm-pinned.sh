@@ -3,17 +3,20 @@
 #
 # npm_pinned PINS DEST WHAT COMMAND installs PINS/package.json with its lockfile into DEST by
 # `npm COMMAND` (ci or install), unless DEST was last installed from exactly that lockfile; then
-# it says so and returns 1.
+# it says so and returns 1. A failed install exits the calling script.
 npm_pinned() {
     local pins=$1 dest=$2 what=$3 command=$4
     local stamp="$dest/installed-from.json"
-    if cmp -s "$pins/package-lock.json" "$stamp"; then
+    if cmp -s "$pins/package-lock.json" "$stamp" && [ -d "$dest/node_modules" ]; then
         echo "$what already installed in $dest"
         return 1
     fi
     command -v npm >/dev/null || { echo "installing $what: npm is needed (Node.js 20 or newer)" >&2; exit 1; }
     mkdir -p "$dest"
     cp "$pins/package.json" "$pins/package-lock.json" "$dest/"
-    npm "$command" --prefix "$dest" --no-audit --no-fund --loglevel=error
+    # Called as `npm_pinned … || exit 0`, where `set -e` does not act: a failed install must
+    # stop here, not leave a stamp that says it succeeded.
+    npm "$command" --prefix "$dest" --no-audit --no-fund --loglevel=error \
+        || { echo "installing $what into $dest failed" >&2; exit 1; }
     cp "$pins/package-lock.json" "$stamp"
 }
