@@ -50,6 +50,27 @@ impl Shutdown {
         Self { token, jobs }
     }
 
+    /// A shutdown over no jobs, for tests of what triggers one.
+    #[cfg(test)]
+    pub fn for_tests() -> Self {
+        let token = CancellationToken::new();
+        let caps = crate::jobs::Caps {
+            total: 1,
+            per_agent: Default::default(),
+            worktrees: 20,
+        };
+        let jobs = Jobs::new(
+            Arc::new(cli_agent_engine::Engine::new(
+                cli_agent_engine::EngineConfig::default(),
+            )),
+            Err("not needed".to_owned()),
+            crate::jobs::Scheduler::new(caps),
+            tokio_util::task::TaskTracker::new(),
+            token.clone(),
+        );
+        Self::new(token, jobs)
+    }
+
     /// Start the shutdown; the jobs keep the first reason they are given.
     pub fn trigger(&self, cause: ShutdownCause) {
         if !self.token.is_cancelled() {

@@ -116,31 +116,12 @@ fn read_to_end(pipe: ParentPipe) -> io::Result<()> {
 mod tests {
     use std::io::Write;
     use std::os::fd::IntoRawFd;
-    use std::sync::Arc;
     use std::time::Duration;
 
-    use cli_agent_engine::{Engine, EngineConfig};
-    use tokio_util::sync::CancellationToken;
-    use tokio_util::task::TaskTracker;
-
     use super::*;
-    use crate::jobs::{Caps, Jobs, Scheduler};
 
     fn shutdown() -> Shutdown {
-        let token = CancellationToken::new();
-        let caps = Caps {
-            total: 1,
-            per_agent: Default::default(),
-            worktrees: 20,
-        };
-        let jobs = Jobs::new(
-            Arc::new(Engine::new(EngineConfig::default())),
-            Err("not needed".to_owned()),
-            Scheduler::new(caps),
-            TaskTracker::new(),
-            token.clone(),
-        );
-        Shutdown::new(token, jobs)
+        Shutdown::for_tests()
     }
 
     /// A pipe's read end, given up as a bare descriptor number as a launcher passes it.

@@ -51,31 +51,11 @@ impl<R: AsyncRead + Unpin> AsyncRead for EofWatch<R> {
 mod tests {
     use tokio::io::AsyncReadExt;
 
-    use std::sync::Arc;
-
-    use cli_agent_engine::{Engine, EngineConfig};
-    use tokio_util::sync::CancellationToken;
-    use tokio_util::task::TaskTracker;
-
     use super::*;
-    use crate::jobs::{Caps, Jobs, Scheduler};
 
     #[tokio::test]
     async fn the_end_of_input_triggers_the_shutdown_and_data_does_not() {
-        let token = CancellationToken::new();
-        let caps = Caps {
-            total: 1,
-            per_agent: Default::default(),
-            worktrees: 20,
-        };
-        let jobs = Jobs::new(
-            Arc::new(Engine::new(EngineConfig::default())),
-            Err("not needed".to_owned()),
-            Scheduler::new(caps),
-            TaskTracker::new(),
-            token.clone(),
-        );
-        let shutdown = Shutdown::new(token, jobs);
+        let shutdown = Shutdown::for_tests();
         let (mut client, server) = tokio::io::duplex(64);
         let mut reader = EofWatch::new(server, shutdown.clone());
         tokio::io::AsyncWriteExt::write_all(&mut client, b"{}\n")
