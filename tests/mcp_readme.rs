@@ -246,6 +246,25 @@ impl ClientHome {
         std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
+    /// Run the README's `<client> mcp add …` line `snippet` with the client at `bin`.
+    fn run_add_line(&self, bin: &Path, client: &str, snippet: &str) {
+        let words: Vec<String> = readme_snippet(snippet)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(words[..3], [client, "mcp", "add"], "{words:?}");
+        let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
+        self.run(bin, &args);
+    }
+
+    /// What codex makes of the README's config file `snippet`: `codex mcp get --json`.
+    fn codex_reads(&self, codex: &Path, snippet: &str) -> Value {
+        std::fs::write(self.dir.path().join("config.toml"), readme_snippet(snippet))
+            .expect("config");
+        serde_json::from_str(&self.run(codex, &["mcp", "get", NAME, "--json"]))
+            .expect("codex mcp get --json")
+    }
+
     fn run(&self, bin: &Path, args: &[&str]) -> String {
         let built = Path::new(mcp::binary()).parent().expect("target dir");
         let path = format!(
@@ -293,25 +312,13 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
         return;
     };
     let home = ClientHome::new();
-    let words: Vec<String> = readme_snippet("claude-code")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(words[..3], ["claude", "mcp", "add"], "{words:?}");
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-    home.run(&claude, &args);
+    home.run_add_line(&claude, "claude", "claude-code");
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 
     // The Install section's line, its npx standing in for the package.
     let home = ClientHome::new();
     home.stand_in_npx();
-    let words: Vec<String> = readme_snippet("install-claude-code")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(words[..3], ["claude", "mcp", "add"], "{words:?}");
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-    home.run(&claude, &args);
+    home.run_add_line(&claude, "claude", "install-claude-code");
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 
     let home = ClientHome::new();
@@ -330,23 +337,13 @@ async fn codex_reads_the_codex_snippet_as_written() {
     let Some(codex) = real::installed(clis::CODEX) else {
         return;
     };
-    let home = ClientHome::new();
-    std::fs::write(home.dir.path().join("config.toml"), readme_snippet("codex")).expect("config");
-    let seen: Value = serde_json::from_str(&home.run(&codex, &["mcp", "get", NAME, "--json"]))
-        .expect("codex mcp get --json");
+    let seen = ClientHome::new().codex_reads(&codex, "codex");
     assert_eq!(seen["transport"]["command"], NAME, "{seen}");
     assert_eq!(seen["transport"]["args"], json!(["serve"]), "{seen}");
     assert_eq!(seen["transport"]["env"]["CAM_DISABLE"], "codex", "{seen}");
     assert_eq!(seen["tool_timeout_sec"], 1800.0, "{seen}");
 
-    let home = ClientHome::new();
-    std::fs::write(
-        home.dir.path().join("config.toml"),
-        readme_snippet("install-codex"),
-    )
-    .expect("config");
-    let seen: Value = serde_json::from_str(&home.run(&codex, &["mcp", "get", NAME, "--json"]))
-        .expect("codex mcp get --json");
+    let seen = ClientHome::new().codex_reads(&codex, "install-codex");
     assert_eq!(seen["transport"]["command"], "npx", "{seen}");
     assert_eq!(seen["transport"]["args"], json!(["-y", NAME]), "{seen}");
     assert_eq!(seen["startup_timeout_sec"], 60.0, "{seen}");
@@ -359,13 +356,7 @@ fn gemini_turns_its_line_into_the_same_entry_as_the_others() {
         return;
     };
     let home = ClientHome::new();
-    let words: Vec<String> = readme_snippet("install-gemini")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    assert_eq!(words[..3], ["gemini", "mcp", "add"], "{words:?}");
-    let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
-    home.run(&gemini, &args);
+    home.run_add_line(&gemini, "gemini", "install-gemini");
     let settings = home.dir.path().join(".gemini/settings.json");
     let settings: Value = serde_json::from_str(
         &std::fs::read_to_string(&settings).expect("gemini wrote its user settings"),
