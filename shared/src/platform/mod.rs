@@ -36,7 +36,8 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
-mod support;
+pub(crate) mod marked;
+pub(crate) mod support;
 
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod seatbelt;
@@ -60,12 +61,8 @@ pub fn is_alive(pid: u32) -> bool {
     process_start(pid).is_some()
 }
 
-/// How long a process whose environment reads empty is asked again: long enough for any
-/// exec to finish (a process in the middle of one shows no environment for a moment); a
-/// process that really has no environment cannot be told apart.
-pub const UNSURE_FOR: std::time::Duration = std::time::Duration::from_secs(1);
-
-pub use support::KernelSupport;
+pub use marked::{MarkedPass, UNSURE_FOR};
+pub use support::{BuildError, KernelSupport};
 
 impl KernelSupport {
     /// The running OS's, asked once.
@@ -73,21 +70,6 @@ impl KernelSupport {
         static CURRENT: std::sync::OnceLock<KernelSupport> = std::sync::OnceLock::new();
         *CURRENT.get_or_init(probe_sandbox)
     }
-}
-
-/// The OS refused to build a run's sandbox.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "could not build the {SANDBOX_NAME} rules of the run: {0}; set --sandbox off to run unconfined"
-)]
-pub struct BuildError(pub String);
-
-/// What one pass of [`kill_runs`] did.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct MarkedPass {
-    pub killed: usize,
-    /// Processes whose environment read empty: perhaps marked, in the middle of an exec.
-    pub unsure: usize,
 }
 
 /// The user and system CPU time of this process so far (`getrusage`, the same on every OS).

@@ -8,7 +8,7 @@ use landlock::{
     RulesetCreatedAttr,
 };
 
-use crate::platform::{BuildError, KernelSupport};
+use crate::platform::support::{BuildError, KernelSupport};
 
 /// The newest ABI whose rights we ask for: renames and links across directories (2),
 /// truncate (3) and ioctl on devices (5). ABI 9 would also confine connecting to unix
@@ -104,5 +104,8 @@ pub(super) fn enforce(ruleset: RulesetCreated) -> std::io::Result<()> {
 }
 
 fn ruleset_error(error: impl std::fmt::Display) -> BuildError {
-    BuildError(error.to_string())
+    BuildError {
+        sandbox: SANDBOX_NAME,
+        reason: error.to_string(),
+    }
 }

@@ -27,7 +27,7 @@ use super::pidfd::{Fate, PidFd, kill_if};
 use super::proc_table::{MarkerRead, ProcStat, marker_entry, process_table, read_marker};
 use super::run_watch::{RunWatch, is_live_leader};
 use crate::marker::{MarkerPrefix, RunMarker};
-use crate::platform::{MarkedPass, UNSURE_FOR};
+use crate::platform::marked::{MarkedPass, UNSURE_FOR};
 
 /// How long a sweep keeps going while processes of the run are still dying.
 const SWEEP_LIMIT: Duration = Duration::from_secs(5);

@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use crate::platform::seatbelt::{SANDBOX_EXEC, SeatbeltProfile, canonical};
-use crate::platform::{BuildError, KernelSupport};
+use crate::platform::support::{BuildError, KernelSupport};
 
 /// The name of this OS's sandbox, for messages.
 pub const SANDBOX_NAME: &str = "Seatbelt";
@@ -32,10 +32,10 @@ pub fn build_sandbox(writable: &[PathBuf]) -> Result<Sandbox, BuildError> {
         .iter()
         .map(|path| {
             canonical(path).map_err(|error| {
-                BuildError(format!(
-                    "cannot resolve the writable path {}: {error}",
-                    path.display()
-                ))
+                BuildError {
+                    sandbox: SANDBOX_NAME,
+                    reason: format!("cannot resolve the writable path {}: {error}", path.display()),
+                }
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

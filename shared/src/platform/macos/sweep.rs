@@ -10,7 +10,7 @@ use nix::sys::signal::Signal;
 use super::libproc::{all_pids, bsd_info, environment_value, signal_if, unique_ids};
 use super::run_watch::RunWatch;
 use crate::marker::{MARKER_VAR, MarkerPrefix, RunMarker};
-use crate::platform::MarkedPass;
+use crate::platform::marked::MarkedPass;
 use crate::platform::teardown::{Delivery, ProcessTable, Teardown, TeardownSignal, tear_down};
 use crate::platform::tree::{MarkerMatch, ProcEntry, RunTree};
 
