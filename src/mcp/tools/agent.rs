@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::BUILTINS;
 use cli_agent_engine::git::Base;
-use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::output_schema::{OutputSchema, SchemaError};
 use cli_agent_engine::{Agent, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;
@@ -110,6 +110,8 @@ fn base_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// A call's run request and what it asks of the job around it.
 #[derive(Debug)]
 pub struct CallRequest {
+    /// The agent the call runs.
+    pub agent: Agent,
     pub run: RunRequest,
     pub background: bool,
     /// `Some(0)` never hands off; `None` takes the server's default.
@@ -233,7 +235,7 @@ fn read_call(
     if let Err(refusal) = policy.check_permission(args.permission) {
         beyond_bounds.push(refusal);
     }
-    let mut request = RunRequest::new(agent, args.prompt, workspace.clone());
+    let mut request = RunRequest::new(args.prompt, workspace.clone());
     request.model = given(args.model);
     request.session_id = given(args.session_id);
     request.timeout = args.timeout_secs.map(Duration::from_secs);
@@ -243,11 +245,13 @@ fn read_call(
         .output_schema
         .map(|schema| OutputSchema::new(Value::Object(schema)))
         .transpose()?;
-    set_tree_options(&mut request, args.isolation, args.base, given(args.check))?;
+    let isolation = args.isolation.or(agent.profile().isolation);
+    set_tree_options(&mut request, isolation, args.base, given(args.check))?;
     let save_to = given(args.save_to.map(|p| p.to_string_lossy().into_owned()))
         .map(|path| Policy::resolve_inside_workspace("save_to", Path::new(&path), &workspace))
         .transpose()?;
     Ok(CallRequest {
+        agent,
         run: request,
         background: args.background,
         handoff_after_secs: args.handoff_after_secs,
@@ -293,7 +297,8 @@ fn refuse_other_agents_arguments(agent: Agent, arguments: &JsonObject) -> Result
     })
 }
 
-/// Where the run works and what checks it: the call's word, else the agent's default.
+/// Where the run works and what checks it: the call's word, else the agent's default, else
+/// in place.
 fn set_tree_options(
     request: &mut RunRequest,
     isolation: Option<Isolation>,
@@ -304,8 +309,7 @@ fn set_tree_options(
         return Err(ArgsError::CheckNeedsWrite);
     }
     request.check = check;
-    let default = request.agent.profile().isolation;
-    request.isolation = isolation.or(default).unwrap_or_default();
+    request.isolation = isolation.unwrap_or_default();
     request.base = match base {
         Some(BaseArg::Head) => Base::Head,
         Some(BaseArg::Working) | None => Base::WorkingState,

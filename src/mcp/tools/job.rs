@@ -1,5 +1,5 @@
-//! What the job tools share: which they are, their errors, what they need of the server, and
-//! the dispatch to one file per tool. They work on this server's jobs from memory and on every
+//! The job tools: which they are, their descriptions and schemas, and the dispatch to one
+//! file per tool (what they share is in [`super::job_context`]). They work on this server's jobs from memory and on every
 //! other job (another server's, a finished one) from the store.
 
 use std::sync::Arc;
@@ -8,15 +8,12 @@ use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
+use super::job_context::{JobToolContext, JobToolError};
 use super::{
     arguments_schema, job_apply, job_cancel, job_diff, job_discard, job_list, job_result,
     job_revert, job_wait,
 };
-use crate::jobs::review::ReviewError;
-use crate::jobs::store::{BadJobId, JobId};
-use crate::jobs::{JobProgress, Jobs, JobsError};
 use crate::mcp::result::error_result;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,35 +102,6 @@ fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {
     Arc::new(arguments_schema::<T>())
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum JobToolError {
-    #[error("invalid arguments for {tool}: {source}. Its inputSchema lists what it takes")]
-    Invalid {
-        tool: &'static str,
-        source: serde_json::Error,
-    },
-    #[error(transparent)]
-    BadId(#[from] BadJobId),
-    #[error("job_wait takes 1 to {max} job ids; it got {0}", max = job_wait::MAX_WAIT_JOBS)]
-    WaitCount(usize),
-    #[error(transparent)]
-    Jobs(#[from] JobsError),
-    #[error("{0}")]
-    BadStatus(String),
-    #[error(transparent)]
-    Review(#[from] ReviewError),
-}
-
-/// What a job tool needs of the server.
-pub struct JobToolContext<'a> {
-    pub jobs: &'a Arc<Jobs>,
-    pub budget: usize,
-    /// Fired when the client cancels the call.
-    pub cancelled: &'a CancellationToken,
-    /// Where `job_wait` reports how the wait goes.
-    pub progress: JobProgress,
-}
-
 pub async fn call(
     tool: JobTool,
     arguments: Option<JsonObject>,
@@ -170,18 +138,4 @@ pub(super) fn parse<T: DeserializeOwned>(
         tool: tool.name(),
         source,
     })
-}
-
-/// Runs blocking work (git, the store) off the runtime's threads.
-pub(super) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, ReviewError> + Send + 'static,
-) -> Result<T, JobToolError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|error| JobToolError::BadStatus(format!("internal error: {error}")))?
-        .map_err(JobToolError::Review)
-}
-
-pub(super) fn parse_id(text: &str) -> Result<JobId, JobToolError> {
-    text.trim().parse().map_err(JobToolError::BadId)
 }

@@ -6,7 +6,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::job::{JobToolContext, JobToolError, parse_id};
+use super::job_context::{JobToolContext, JobToolError, parse_id};
 use crate::jobs::store::{CancelRequest, JobId, JobStatus};
 use crate::jobs::{JobState, StopReason};
 use crate::mcp::result::JobReport;

@@ -4,7 +4,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::job::{JobToolContext, JobToolError, blocking, parse_id};
+use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
 use crate::mcp::changes::discarded_text;
 

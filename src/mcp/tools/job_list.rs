@@ -6,7 +6,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::job::{JobToolContext, JobToolError};
+use super::job_context::{JobToolContext, JobToolError};
 use crate::jobs::store::{JobId, JobRecord, JobStatus, ListFilter};
 
 const DEFAULT_LIST: usize = 20;

@@ -4,7 +4,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::job::{JobToolContext, JobToolError, parse_id};
+use super::job_context::{JobToolContext, JobToolError, parse_id};
 use crate::jobs::store::{JobId, JobRecord, JobStatus, TextPage, TreeSummary};
 use crate::jobs::{JobState, Jobs};
 use crate::mcp::result::JobReport;

@@ -2,8 +2,8 @@
 
 use rmcp::model::CallToolResult;
 
-use super::job::{JobToolContext, JobToolError, blocking, parse_id};
 use super::job_apply::{MergeArgs, merged_result};
+use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
 
 pub(super) const DESCRIPTION: &str = "Undo a job that ran in its workspace (isolation none): \

@@ -9,7 +9,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tokio::time::Instant;
 
-use super::job::{JobToolContext, JobToolError, parse_id};
+use super::job_context::{JobToolContext, JobToolError, parse_id};
 use crate::jobs::store::{JobId, JobRecord};
 use crate::jobs::{Finished, Job, JobState, Jobs};
 use crate::mcp::changes::overlaps;
@@ -19,7 +19,7 @@ use crate::mcp::result::{JobReport, error_result};
 const DEFAULT_WAIT: Duration = Duration::from_secs(40);
 /// The longest wait a caller may ask for.
 const MAX_WAIT_SECS: u64 = 3600;
-pub(super) const MAX_WAIT_JOBS: usize = 100;
+const MAX_WAIT_JOBS: usize = 100;
 
 pub(super) const DESCRIPTION: &str = "Wait for jobs (background calls, or calls handed off while still running) \
     and return each finished job's answer. mode `all` (default) waits until every job has \
@@ -103,7 +103,10 @@ pub(super) async fn wait(
 /// The jobs named by `job_ids`, from memory when this server runs them, else from the store.
 async fn watch(jobs: &Jobs, job_ids: &[String]) -> Result<Vec<Watched>, JobToolError> {
     if job_ids.is_empty() || job_ids.len() > MAX_WAIT_JOBS {
-        return Err(JobToolError::WaitCount(job_ids.len()));
+        return Err(JobToolError::WaitCount {
+            got: job_ids.len(),
+            max: MAX_WAIT_JOBS,
+        });
     }
     let ids = job_ids
         .iter()

@@ -7,6 +7,7 @@ mod agent;
 mod job;
 mod job_apply;
 mod job_cancel;
+mod job_context;
 mod job_diff;
 mod job_discard;
 mod job_list;
@@ -24,7 +25,8 @@ use serde_json::Value;
 pub use self::agent::ToolArgs;
 use self::agent::tool;
 pub use self::agent::{CallRequest, call_request, call_request_to_ask};
-pub use self::job::{JobTool, JobToolContext, call as call_job_tool};
+pub use self::job::{JobTool, call as call_job_tool};
+pub use self::job_context::JobToolContext;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogueError {
