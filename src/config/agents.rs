@@ -119,29 +119,7 @@ fn configure(
         return Ok(None);
     }
     if let Some(file) = file {
-        clis::check_extra_args(cli, &settings.args)
-            .map_err(|error| file.error(&["agents", name, "args"], format!("{name}: {error}")))?;
-        if let Some(bad) = settings.env.keys().find(|var| !valid_variable(var)) {
-            return Err(file.error(
-                &["agents", name, "env"],
-                format!("{name}: `{bad}` is not a variable name: use letters, digits and `_`"),
-            ));
-        }
-        if let Some(relative) = settings.writable.iter().find(|dir| dir.is_relative()) {
-            return Err(file.error(
-                &["agents", name, "writable"],
-                format!(
-                    "{name}: writable directory `{}` is relative: give an absolute path",
-                    relative.display()
-                ),
-            ));
-        }
-        if settings.max_runs == Some(0) {
-            return Err(file.error(
-                &["agents", name, "max_runs"],
-                format!("{name}: max_runs must be 1 or more: leave it out for no cap of its own"),
-            ));
-        }
+        check_settings(name, cli, settings, file)?;
     }
     let profile = Profile {
         args: settings.args.clone(),
@@ -161,6 +139,39 @@ fn configure(
             .map(|cap| usize::try_from(cap).unwrap_or(usize::MAX)),
         bin: (!builtin).then(|| settings.bin.clone()).flatten(),
     }))
+}
+
+/// Refuses settings of agent `name` in the config `file` that cannot work, naming the key.
+fn check_settings(
+    name: &str,
+    cli: &'static dyn Cli,
+    settings: &AgentSettings,
+    file: &ConfigFile,
+) -> Result<(), FileError> {
+    clis::check_extra_args(cli, &settings.args)
+        .map_err(|error| file.error(&["agents", name, "args"], format!("{name}: {error}")))?;
+    if let Some(bad) = settings.env.keys().find(|var| !valid_variable(var)) {
+        return Err(file.error(
+            &["agents", name, "env"],
+            format!("{name}: `{bad}` is not a variable name: use letters, digits and `_`"),
+        ));
+    }
+    if let Some(relative) = settings.writable.iter().find(|dir| dir.is_relative()) {
+        return Err(file.error(
+            &["agents", name, "writable"],
+            format!(
+                "{name}: writable directory `{}` is relative: give an absolute path",
+                relative.display()
+            ),
+        ));
+    }
+    if settings.max_runs == Some(0) {
+        return Err(file.error(
+            &["agents", name, "max_runs"],
+            format!("{name}: max_runs must be 1 or more: leave it out for no cap of its own"),
+        ));
+    }
+    Ok(())
 }
 
 fn valid_variable(name: &str) -> bool {

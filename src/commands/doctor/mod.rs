@@ -140,11 +140,18 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
             return report;
         }
     };
-    let path = found.path.clone();
-    report.path = Some(path.clone());
+    report.path = Some(found.path.clone());
     report.found_by = Some(found.source.to_string());
     report.found = found.describe();
-    match version_of(cli, &path).await {
+    rate_version(&mut report, agent, &found.path).await;
+    report
+}
+
+/// The found CLI's state by its `--version`: verified, another version, or broken.
+async fn rate_version(report: &mut CliReport, agent: Agent, path: &Path) {
+    let cli = agent.cli();
+    let verified_version = cli.verified_version();
+    match version_of(cli, path).await {
         Ok(version) => {
             report.state = if version == verified_version {
                 State::Verified
@@ -171,7 +178,6 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
             ));
         }
     }
-    report
 }
 
 fn missing_advice(agent: Agent, error: &SetupError) -> String {
