@@ -7,10 +7,10 @@ use std::time::Duration;
 use std::collections::HashMap;
 
 use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
+use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::git::Base;
-use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::sandbox::SandboxMode;
 use cli_agent_engine::{EngineConfig, Permission};
 
@@ -424,6 +424,7 @@ pub struct ServeArgs {
     /// denied. The model is never given a way to answer it.
     #[arg(long, env = "CAM_PARK_QUESTIONS", value_name = "BOOL", num_args = 0..=1,
           default_value_t = false, default_missing_value = "true",
+          value_parser = clap::builder::BoolishValueParser::new(),
           action = clap::ArgAction::Set)]
     pub park_questions: bool,
     /// While a run is silent, repeat its last progress at this interval, for clients that

@@ -94,6 +94,37 @@ fn flags_win_over_env_over_the_file_over_defaults_and_config_says_which() {
     );
 }
 
+/// Accepted here; what `1` does is shown by tests/policy.rs, which parks with
+/// `CAM_PARK_QUESTIONS=1`.
+#[test]
+fn yes_no_settings_take_the_words_people_write_in_an_environment() {
+    let home = TempDir::new("cam-config-yes-no");
+    let words = ["1", "0", "yes", "no", "on", "off", "true", "false"];
+    for var in ["CAM_PARK_QUESTIONS", "CAM_NO_LOGIN_SHELL"] {
+        let name = var.trim_start_matches("CAM_").to_ascii_lowercase();
+        for word in words {
+            let report = config_json(cam(home.path()).env(var, word));
+            let given = setting(&report, &name);
+            assert_eq!(
+                (&given["value"], &given["from"]),
+                (&word.into(), &"env".into()),
+                "{var}={word}"
+            );
+        }
+    }
+    let output = cam(home.path())
+        .env("CAM_PARK_QUESTIONS", "maybe")
+        .arg("config")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        !output.status.success() && stderr.contains("maybe"),
+        "{}",
+        describe(&output)
+    );
+}
+
 #[test]
 fn the_text_report_names_the_file_line_of_each_file_setting() {
     let home = TempDir::new("cam-config-text");

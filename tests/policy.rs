@@ -434,7 +434,7 @@ async fn with_park_questions_a_call_past_the_bounds_waits_for_the_person_on_the_
     let state_dir = state.path().display().to_string();
     let env = [
         ("CAM_STATE_DIR", state_dir.as_str()),
-        ("CAM_PARK_QUESTIONS", "true"),
+        ("CAM_PARK_QUESTIONS", "1"),
     ];
     let mut server = asking_server(dir.path(), false, &env).await;
     let dashboard = Dashboard::start(state.path()).await;
