@@ -92,10 +92,10 @@ async fn every_cli_is_spoken_by_the_fake_cli() {
     let engine = Engine::new(fake_config());
     let workspace = std::env::temp_dir();
     for agent in agents() {
-        let request = RunRequest::new(agent, "answer=spoken tool", &workspace);
+        let request = RunRequest::new("answer=spoken tool", &workspace);
         let mut tools = 0;
         let outcome = engine
-            .run(request, CancellationToken::new(), &mut |events| {
+            .run(agent, request, CancellationToken::new(), &mut |events| {
                 let finished =
                     |event: &&AgentEvent| matches!(event, AgentEvent::ToolFinished { .. });
                 tools += events.iter().filter(finished).count();

@@ -26,7 +26,8 @@ async fn run_with(
     let engine = Engine::new(config);
     engine
         .run(
-            RunRequest::new(agent, prompt, workspace.path()),
+            agent,
+            RunRequest::new(prompt, workspace.path()),
             cancel,
             &mut |_: &[AgentEvent]| {},
         )
@@ -116,15 +117,16 @@ async fn a_run_waiting_on_the_person_is_not_idle_and_its_idle_limit_runs_from_th
     let idle = Duration::from_secs(1);
     config.idle_timeout = Some(idle);
     let workspace = TempDir::new("ws");
-    let request = RunRequest::new(
-        clis::OPENCODE,
-        format!("hang session-child tag={tag}"),
-        workspace.path(),
-    );
+    let request = RunRequest::new(format!("hang session-child tag={tag}"), workspace.path());
     let asking = request.person_wait.begin();
     let engine = Engine::new(config);
     let mut observe = |_: &[AgentEvent]| {};
-    let run = engine.run(request, CancellationToken::new(), &mut observe);
+    let run = engine.run(
+        clis::OPENCODE,
+        request,
+        CancellationToken::new(),
+        &mut observe,
+    );
     tokio::pin!(run);
     // Three idle limits of silence while the person is asked: the run goes on.
     let silent = tokio::time::sleep(idle * 3);
@@ -311,9 +313,10 @@ async fn events_reach_the_observer_as_they_are_parsed() {
     let workspace = TempDir::new("observer");
     let mut seen = Vec::new();
     let engine = Engine::new(fake_config());
-    let request = RunRequest::new(clis::CODEX, "tool reasoning", workspace.path());
+    let request = RunRequest::new("tool reasoning", workspace.path());
     let outcome = engine
         .run(
+            clis::CODEX,
             request,
             CancellationToken::new(),
             &mut |events: &[AgentEvent]| seen.extend_from_slice(events),
@@ -354,7 +357,8 @@ async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
     let mut seen = Vec::new();
     let outcome = Engine::new(config)
         .run(
-            RunRequest::new(clis::CODEX, &prompt, workspace.path()),
+            clis::CODEX,
+            RunRequest::new(&prompt, workspace.path()),
             CancellationToken::new(),
             &mut |events: &[AgentEvent]| {
                 batches.push(events.len());
@@ -394,7 +398,8 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
     let engine = Engine::new(fake_config());
     let started = engine
         .run(
-            RunRequest::new(clis::CLAUDE, "hi", first.path()),
+            clis::CLAUDE,
+            RunRequest::new("hi", first.path()),
             CancellationToken::new(),
             &mut |_: &[AgentEvent]| {},
         )
@@ -402,10 +407,11 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
         .expect("first run");
     let session_id = started.session_id.expect("a session id");
 
-    let mut resume = RunRequest::new(clis::CLAUDE, "again", other.path());
+    let mut resume = RunRequest::new("again", other.path());
     resume.session_id = Some(session_id.clone());
     let refused = engine
         .run(
+            clis::CLAUDE,
             resume.clone(),
             CancellationToken::new(),
             &mut |_: &[AgentEvent]| {},
@@ -421,7 +427,12 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
 
     resume.workspace = first.path().to_path_buf();
     let resumed = engine
-        .run(resume, CancellationToken::new(), &mut |_: &[AgentEvent]| {})
+        .run(
+            clis::CLAUDE,
+            resume,
+            CancellationToken::new(),
+            &mut |_: &[AgentEvent]| {},
+        )
         .await
         .expect("resume");
     assert_eq!(resumed.session_id.as_deref(), Some(session_id.as_str()));
@@ -430,9 +441,10 @@ async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_or
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_are_refused_before_anything_starts() {
     let engine = Engine::new(fake_config());
-    let missing = RunRequest::new(clis::CODEX, "hi", "/nonexistent/dir");
+    let missing = RunRequest::new("hi", "/nonexistent/dir");
     let error = engine
         .run(
+            clis::CODEX,
             missing,
             CancellationToken::new(),
             &mut |_: &[AgentEvent]| {},
@@ -442,9 +454,14 @@ async fn bad_requests_are_refused_before_anything_starts() {
     assert!(matches!(error, SetupError::WorkspaceMissing(_)), "{error}");
 
     let workspace = TempDir::new("empty");
-    let empty = RunRequest::new(clis::CODEX, "  ", workspace.path());
+    let empty = RunRequest::new("  ", workspace.path());
     let error = engine
-        .run(empty, CancellationToken::new(), &mut |_: &[AgentEvent]| {})
+        .run(
+            clis::CODEX,
+            empty,
+            CancellationToken::new(),
+            &mut |_: &[AgentEvent]| {},
+        )
         .await
         .expect_err("refused");
     assert!(matches!(error, SetupError::EmptyPrompt), "{error}");
@@ -459,11 +476,12 @@ async fn usage_a_cli_writes_to_a_file_is_read_and_the_file_removed() {
     let dir = TempDir::new("usage-file");
     let record = dir.path().join("argv.json");
     let prompt = format!("argv-out={}", record.display());
-    let mut request = RunRequest::new(clis::COPILOT, prompt, dir.path());
+    let mut request = RunRequest::new(prompt, dir.path());
     request.permission = cli_agent_engine::Permission::WorkspaceWrite;
     let engine = Engine::new(fake_config());
     let outcome = engine
         .run(
+            clis::COPILOT,
             request,
             CancellationToken::new(),
             &mut |_: &[AgentEvent]| {},

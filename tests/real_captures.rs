@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::{Agent, AgentEvent, Permission, RunRequest, clis, command};
+use cli_agent_engine::{Agent, AgentEvent, Permission, RunRequest, clis};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use real::{MockModel, Retries, Sandbox, closed_port};
@@ -138,10 +138,13 @@ fn capture(
     prompt: &str,
     session: Option<String>,
 ) -> String {
-    let mut request = RunRequest::new(sandbox.agent, prompt, &sandbox.workspace);
+    let mut request = RunRequest::new(prompt, &sandbox.workspace);
     request.permission = scenario.permission;
     request.session_id = session;
-    let line = command::build(&request, &sandbox.wrapper, &[]).expect("command line");
+    let line = sandbox
+        .agent
+        .command_line(&request, &sandbox.wrapper, &[])
+        .expect("command line");
     let mut child = Command::new(&line.program)
         .args(&line.args)
         .env_clear()

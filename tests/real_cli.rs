@@ -64,12 +64,12 @@ async fn resume_continues_the_session(agent: Agent) {
     // One engine for both turns: it keeps what a CLI with cumulative usage reported before.
     let engine = sandbox.engine();
     let request = sandbox.request("ANSWER: remember-the-alpaca");
-    let (first, _) = real::run_on(&engine, request, CancellationToken::new()).await;
+    let (first, _) = real::run_on(&engine, sandbox.agent, request, CancellationToken::new()).await;
     assert_completed(&first);
     assert_eq!(first.answer.trim(), "remember-the-alpaca");
     let mut request = sandbox.request("ANSWER: second-turn");
     request.session_id = first.session_id.clone();
-    let (second, _) = real::run_on(&engine, request, CancellationToken::new()).await;
+    let (second, _) = real::run_on(&engine, sandbox.agent, request, CancellationToken::new()).await;
     assert_completed(&second);
     assert_eq!(second.answer.trim(), "second-turn");
     assert_eq!(second.session_id, first.session_id);
@@ -134,13 +134,13 @@ async fn cancel_when(
     ready: impl FnMut() -> bool,
 ) -> Outcome {
     let cancel = CancellationToken::new();
-    let engine = sandbox.engine();
+    let (engine, agent) = (sandbox.engine(), sandbox.agent);
     let handle = tokio::spawn({
         let cancel = cancel.clone();
         async move {
             common::adopt_orphans();
             engine
-                .run(request, cancel, &mut |_: &_| {})
+                .run(agent, request, cancel, &mut |_: &_| {})
                 .await
                 .expect("the run starts")
         }

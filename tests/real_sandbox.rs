@@ -36,7 +36,8 @@ async fn touch_both(
     let mut request = sandbox.request(&touch_prompt(&outside, &inside));
     request.permission = level;
     let engine = sandbox.loosened_engine();
-    let (outcome, _) = real::run_on(&engine, request, CancellationToken::new()).await;
+    let (outcome, _) =
+        real::run_on(&engine, sandbox.agent, request, CancellationToken::new()).await;
     assert_eq!(outcome.status, Status::Completed, "{outcome:#?}");
     (outside, inside, outcome)
 }

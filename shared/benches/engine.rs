@@ -511,10 +511,10 @@ async fn timed_run(
             terminal.get_or_insert(now);
         }
     };
-    let request = RunRequest::new(agent, prompt, workspace);
+    let request = RunRequest::new(prompt, workspace);
     let started = Instant::now();
     let outcome = engine
-        .run(request, CancellationToken::new(), &mut observer)
+        .run(agent, request, CancellationToken::new(), &mut observer)
         .await
         .expect("start the fake CLI");
     let returned = Instant::now();

@@ -6,14 +6,18 @@
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::path::Path;
 use std::time::Duration;
-
-use crate::isolation::Isolation;
 
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use crate::cli::Cli;
+use crate::command::CommandLine;
+use crate::environment::EnvPattern;
+use crate::error::SetupError;
+use crate::outcome::ErrorKind;
+use crate::request::{Isolation, Permission, RunRequest};
 
 /// A cheap handle to an agent. Two agents are equal when their names are.
 #[derive(Clone, Copy)]
@@ -106,9 +110,71 @@ impl Agent {
         }
     }
 
+    /// The command line that runs `request` with this agent's CLI at `program`: the CLI's
+    /// own command line, the agent's extra arguments and variables, and the environment it
+    /// inherits: the base set, the CLI's own variables and `passed` (`CAM_PASS_ENV`).
+    pub fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+        passed: &[EnvPattern],
+    ) -> Result<CommandLine, SetupError> {
+        let mut cmd = self.cli.command(request, program)?;
+        if let (Some(endpoint), Some(hook)) = (&request.questions, self.cli.question_hook())
+            && request.permission < Permission::Unlimited
+        {
+            hook(endpoint, &mut cmd);
+        }
+        cmd.insert_options(&self.profile.args);
+        for (name, value) in &self.profile.env {
+            if cmd.env.iter().all(|(set, _)| set != name.as_str()) {
+                cmd.set_env(name, value);
+            }
+        }
+        cmd.inherit(std::env::vars_os(), self.cli.own_env(), passed);
+        Ok(cmd)
+    }
+
     /// `CAM_<NAME>_<SETTING>`: the variable that sets `setting` for this agent.
     pub fn env_var(&self, setting: &str) -> String {
         env_var(self.name(), setting)
+    }
+}
+
+impl Agent {
+    /// What the user can do about a failure of `kind` of this agent's.
+    pub fn hint(self, kind: ErrorKind) -> Option<String> {
+        let agent = self;
+        // A custom agent's name is no command: the CLI it runs is.
+        let cli = self.cli().binary();
+        let hint = match kind {
+            ErrorKind::Authentication => format!(
+                "check the API key in the server's environment (or the agent's `env`), or log in to {agent} (run `{cli}` once by hand)"
+            ),
+            ErrorKind::RateLimited => "the provider is rate-limiting this account: wait and retry, or check its quota".to_owned(),
+            ErrorKind::ServerError => "the model provider had a server error: retry in a moment".to_owned(),
+            ErrorKind::BadRequest => "the provider rejected the request: check the model name and the prompt".to_owned(),
+            ErrorKind::Connection => format!(
+                "{agent} could not reach its model provider: check the network, proxy and base URL in {agent}'s configuration"
+            ),
+            ErrorKind::StreamCut => "the provider's stream ended early: retry".to_owned(),
+            ErrorKind::SessionNotFound if self.cli().resumes_only_from_origin() => format!(
+                "check the session id, and resume from the workspace the session was started in: {agent} resumes only there"
+            ),
+            ErrorKind::SessionNotFound => "check the session id".to_owned(),
+            ErrorKind::AgentError => return None,
+            ErrorKind::Crashed => format!("{agent} exited without finishing its turn: its stderr_tail says why"),
+            ErrorKind::OutputTooLarge => "raise the line cap (--max-line-bytes or CAM_MAX_LINE_BYTES) or ask for a shorter answer".to_owned(),
+            ErrorKind::Cancelled | ErrorKind::Refused => return None,
+            ErrorKind::TotalTimeout => "raise the timeout (timeout_secs, --timeout-secs or CAM_TIMEOUT_SECS) or split the task".to_owned(),
+            ErrorKind::IdleTimeout => format!(
+                "{agent} produced no event for the idle limit: it may be stuck retrying or waiting on a prompt no one can answer; raise --idle-timeout-secs (CAM_IDLE_TIMEOUT_SECS) for long silent tools"
+            ),
+            ErrorKind::InvalidOutput => format!(
+                "the answer did not follow output_schema: resume the session (session_id) asking {agent} to answer again with JSON that conforms, or make the schema or the prompt clearer"
+            ),
+        };
+        Some(hint)
     }
 }
 

@@ -8,47 +8,15 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::command::CommandLine;
+use crate::outcome::CommandOutcome;
 use crate::process::{self, RunMarker, StderrTail};
 use crate::sandbox::Confinement;
 
 /// The most of a command's output kept (its last lines are quoted).
 const OUTPUT_BYTES: usize = 16 * 1024;
-
-/// What a command of the caller's did.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct CommandOutcome {
-    pub command: String,
-    /// Exit code 0.
-    pub passed: bool,
-    /// `None` when a signal ended it, or it never started.
-    pub exit_code: Option<i32>,
-    /// Stopped at its time limit.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub timed_out: bool,
-    /// Stopped because the run was cancelled.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub cancelled: bool,
-    pub duration_ms: u64,
-    /// The last lines of its output (stdout and stderr together).
-    pub output_tail: String,
-}
-
-impl CommandOutcome {
-    /// How it ended, in words: "exit 1", "timed out", "cancelled", "killed by a signal".
-    pub fn describe_end(&self) -> String {
-        match self.exit_code {
-            _ if self.timed_out => "timed out".to_owned(),
-            _ if self.cancelled => "cancelled".to_owned(),
-            Some(code) => format!("exit {code}"),
-            None => "ended by a signal".to_owned(),
-        }
-    }
-}
 
 /// How a command ended.
 enum End {

@@ -8,8 +8,7 @@ use std::ffi::OsString;
 use std::path::Path;
 
 use crate::environment::{self, EnvPattern};
-use crate::error::SetupError;
-use crate::request::{Permission, RunRequest};
+use crate::request::RunRequest;
 
 /// A program, its arguments and its whole environment: the variables the engine sets, then
 /// those it inherits (see [`crate::environment`]); nothing else reaches the CLI.
@@ -85,7 +84,7 @@ impl CommandLine {
 
     /// Add what the CLI inherits from `parent`: the base set, `own` and `passed`, except the
     /// variables the engine already set.
-    fn inherit(
+    pub(crate) fn inherit(
         &mut self,
         parent: impl IntoIterator<Item = (OsString, OsString)>,
         own: &[&str],
@@ -98,37 +97,6 @@ impl CommandLine {
             .collect();
         self.env.extend(fresh);
     }
-}
-
-/// The command line that runs `request` with the CLI at `program`: the CLI's own command
-/// line, the agent's extra arguments and variables, and the environment it inherits: the
-/// base set, the CLI's own variables and `passed` (`CAM_PASS_ENV`).
-pub fn build(
-    request: &RunRequest,
-    program: &Path,
-    passed: &[EnvPattern],
-) -> Result<CommandLine, SetupError> {
-    let cli = request.agent.cli();
-    let profile = request.agent.profile();
-    let mut cmd = cli.command(request, program)?;
-    if let (Some(endpoint), Some(hook)) = (&request.questions, cli.question_hook())
-        && request.permission < Permission::Unlimited
-    {
-        hook(endpoint, &mut cmd);
-    }
-    cmd.insert_options(&profile.args);
-    for (name, value) in &profile.env {
-        if cmd.env.iter().all(|(set, _)| set != name.as_str()) {
-            cmd.set_env(name, value);
-        }
-    }
-    cmd.inherit(std::env::vars_os(), cli.own_env(), passed);
-    Ok(cmd)
-}
-
-#[cfg(test)]
-pub(crate) fn request(agent: crate::agent::Agent) -> RunRequest {
-    RunRequest::new(agent, "--dangerously-bypass-approvals-and-sandbox", "/tmp")
 }
 
 #[cfg(test)]
@@ -147,7 +115,7 @@ mod tests {
         let agent = crate::clis::OPENCODE;
         let mut cmd = agent
             .cli()
-            .command(&request(agent), Path::new("opencode"))
+            .command(&crate::request::flag_prompt_request(), Path::new("opencode"))
             .unwrap();
         cmd.inherit(parent, agent.cli().own_env(), &[]);
         let names: Vec<_> = cmd.env.iter().map(|(name, _)| name.clone()).collect();

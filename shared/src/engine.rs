@@ -20,12 +20,12 @@ use crate::error::SetupError;
 use crate::event::AgentEvent;
 use crate::git::JobKey;
 use crate::git::worktree_metadata;
-use crate::isolation::{Isolation, RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
+use crate::isolation::{RunTree, Tracking, TreeError, TreeOutcome, TreePlan};
 use crate::locate::{FoundCli, find_cli};
 use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status, Usage};
 use crate::output_schema::SchemaFile;
 use crate::process::{self, RunMarker};
-use crate::request::{Permission, RunRequest};
+use crate::request::{Isolation, Permission, RunRequest};
 use crate::sandbox::{self, Confinement, KernelSupport, SandboxError, WritePlan};
 use crate::supervise::{Limits, Observer, supervise};
 use crate::transcript::Transcript;
@@ -38,6 +38,7 @@ pub struct Engine {
 /// A checked request with its command line, ready to start: see [`Engine::prepare`].
 #[derive(Debug)]
 pub struct Prepared {
+    agent: Agent,
     request: RunRequest,
     /// The CLI's binary and where it was found.
     program: FoundCli,
@@ -52,6 +53,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The agent that runs it.
+    pub fn agent(&self) -> Agent {
+        self.agent
+    }
+
     /// The request, its workspace resolved.
     pub fn request(&self) -> &RunRequest {
         &self.request
@@ -86,24 +92,26 @@ impl Engine {
         &self.config
     }
 
-    /// Run `request` to its end: [`Engine::prepare`], then [`Engine::run_prepared`].
+    /// Run `request` with `agent` to its end: [`Engine::prepare`], then
+    /// [`Engine::run_prepared`].
     pub async fn run(
         &self,
+        agent: Agent,
         request: RunRequest,
         cancel: CancellationToken,
         observer: Observer<'_>,
     ) -> Result<Outcome, SetupError> {
-        let prepared = self.prepare(request)?;
+        let prepared = self.prepare(agent, request)?;
         self.run_prepared(prepared, cancel, observer).await
     }
 
     /// Check a request and build its command line without starting anything, so a caller can
     /// refuse a bad request at once and start (or queue) a good one.
-    pub fn prepare(&self, mut request: RunRequest) -> Result<Prepared, SetupError> {
+    pub fn prepare(&self, agent: Agent, mut request: RunRequest) -> Result<Prepared, SetupError> {
         if request.prompt.trim().is_empty() {
             return Err(SetupError::EmptyPrompt);
         }
-        let profile = request.agent.profile();
+        let profile = agent.profile();
         request.model = request.model.or_else(|| profile.model.clone());
         request.timeout = request.timeout.or(profile.timeout);
         request.workspace = std::fs::canonicalize(&request.workspace)
@@ -111,15 +119,15 @@ impl Engine {
             .filter(|path| path.is_dir())
             .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
         self.add_repository_commands(&mut request);
-        let earlier = self.check_resume(&request)?;
-        let program = find_cli(request.agent, &self.config)?;
+        let earlier = self.check_resume(agent, &request)?;
+        let program = find_cli(agent, &self.config)?;
         let confined = sandbox::decide(
             self.config.sandbox,
             request.permission,
             KernelSupport::current(),
         )?;
-        let mut command = self.command_line(&request, &program, confined)?;
-        let usage_file = match request.agent.cli().usage_file() {
+        let mut command = self.command_line(agent, &request, &program, confined)?;
+        let usage_file = match agent.cli().usage_file() {
             Some(file) => {
                 let path = run_file_path("usage", "usage.json").map_err(|source| {
                     SetupError::UsageFile {
@@ -132,8 +140,9 @@ impl Engine {
             }
             None => None,
         };
-        let schema_file = hand_over_schema(&request, &mut command)?;
+        let schema_file = hand_over_schema(agent, &request, &mut command)?;
         Ok(Prepared {
+            agent,
             request,
             program,
             command,
@@ -184,6 +193,7 @@ impl Engine {
         let marker = RunMarker::new();
         let launched = self.launch(&mut prepared, &marker, &cancel).await;
         let Prepared {
+            agent,
             mut request,
             command,
             earlier,
@@ -199,17 +209,17 @@ impl Engine {
                 return Err(error);
             }
         };
-        let limits = self.limits(&request);
-        let prompt = take_prompt(&mut request);
-        let (agent, token) = (request.agent, cancel.clone());
+        let limits = self.limits(agent, &request);
+        let prompt = take_prompt(agent, &mut request);
         let (mut transcript, end) =
-            supervise(spawned, marker, agent, prompt, limits, token, observer).await;
+            supervise(spawned, marker, agent, prompt, limits, cancel.clone(), observer).await;
         warn_of_refusals(confinement.as_ref(), &mut transcript);
         let reported = self
-            .settle_usage(&mut transcript, usage_file, &request, earlier)
+            .settle_usage(&mut transcript, usage_file, agent, &request, earlier)
             .await;
         let mut outcome = transcript.finish(end);
         outcome.warnings.extend(setup);
+        check_output(agent, &request, &mut outcome);
         self.after_agent(
             &request,
             &command,
@@ -220,8 +230,8 @@ impl Engine {
         )
         .await;
         outcome.redact_secrets();
-        self.remember(&request, &outcome, reported);
-        tracing::info!(agent = %request.agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
+        self.remember(agent, &request, &outcome, reported);
+        tracing::info!(%agent, status = outcome.status.name(), ms = outcome.duration_ms, "finished");
         Ok(outcome)
     }
 
@@ -235,6 +245,7 @@ impl Engine {
     ) -> Result<(Option<Confinement>, Option<String>, process::SpawnedCli), SetupError> {
         let confinement = self.confine(prepared, marker)?;
         let Prepared {
+            agent,
             request,
             program,
             command,
@@ -250,11 +261,11 @@ impl Engine {
             process::spawn(command, &request.workspace, marker, sandbox)
         };
         let spawned = spawn().map_err(|source| SetupError::Spawn {
-            agent: request.agent,
+            agent: agent.name(),
             bin: program.path.clone(),
             source,
         })?;
-        tracing::info!(agent = %request.agent, pid = %spawned.leader, workspace = %request.workspace.display(), bin = %program.path.display(), found_by = %program.source, "started");
+        tracing::info!(%agent, pid = %spawned.leader, workspace = %request.workspace.display(), bin = %program.path.display(), found_by = %program.source, "started");
         Ok((confinement, setup, spawned))
     }
 
@@ -289,11 +300,11 @@ impl Engine {
             level: request.permission,
             tree,
             git,
-            state: request
+            state: prepared
                 .agent
                 .cli()
                 .state_dirs(CliEnv(&prepared.command.env)),
-            extra: request.agent.profile().writable.clone(),
+            extra: prepared.agent.profile().writable.clone(),
             engine_files: usage_dir.map(Path::to_owned).into_iter().collect(),
         };
         let confinement = Confinement::for_run(self.config.sandbox, &plan, marker.as_str())?;
@@ -309,11 +320,12 @@ impl Engine {
     /// test-only level when one is configured ([`EngineConfig::test_cli_permission`]).
     fn command_line(
         &self,
+        agent: Agent,
         request: &RunRequest,
         program: &FoundCli,
         confined: bool,
     ) -> Result<command::CommandLine, SetupError> {
-        let cli = request.agent.cli();
+        let cli = agent.cli();
         let permission = match self.config.test_cli_permission {
             Some(permission) => permission,
             None if confined => cli.own_level_when_confined(request.permission),
@@ -323,11 +335,10 @@ impl Engine {
             permission,
             ..request.clone()
         };
-        let mut command = command::build(&request, &program.path, &self.config.pass_env)?;
+        let mut command = agent.command_line(&request, &program.path, &self.config.pass_env)?;
         // A CLI found off PATH runs with its dir on PATH, unless the agent sets PATH itself.
         if let Some(path) = program.search_path()
-            && !request
-                .agent
+            && !agent
                 .profile()
                 .env
                 .iter()
@@ -361,7 +372,7 @@ impl Engine {
         if !in_a_new_worktree {
             return None;
         }
-        let limit = self.limits(request).total;
+        let limit = self.total_limit(request);
         // The setup is the person's own, from the config file: it runs unconfined (it may
         // need to write caches outside the tree, as package managers do).
         let (dir, env) = (&request.workspace, &command.env);
@@ -376,8 +387,7 @@ impl Engine {
         })
     }
 
-    /// After the agent: its answer checked against the output schema, the caller's check in
-    /// the run's tree, then what the run changed.
+    /// After the agent: the caller's check in the run's tree, then what the run changed.
     async fn after_agent(
         &self,
         request: &RunRequest,
@@ -387,10 +397,9 @@ impl Engine {
         placed: Option<(JobKey, Tracking)>,
         cancel: &CancellationToken,
     ) {
-        check_output(request, outcome);
         let ended = matches!(outcome.status, Status::Completed | Status::Failed);
         if let (Some(check), true) = (&request.check, ended) {
-            let limit = self.limits(request).total;
+            let limit = self.total_limit(request);
             let (dir, env) = (&request.workspace, &command.env);
             // The check is the caller's: it runs under the same sandbox as the agent.
             let sandbox = confinement.as_ref();
@@ -418,11 +427,11 @@ impl Engine {
         }
     }
 
-    fn limits(&self, request: &RunRequest) -> Limits {
+    fn limits(&self, agent: Agent, request: &RunRequest) -> Limits {
         let config = &self.config;
         Limits {
-            total: request.timeout.unwrap_or(config.total_timeout),
-            idle: request.agent.profile().idle_timeout.or(config.idle_timeout),
+            total: self.total_limit(request),
+            idle: agent.profile().idle_timeout.or(config.idle_timeout),
             person_wait: request.person_wait.clone(),
             grace: config.grace,
             exit_grace: config.exit_grace,
@@ -432,22 +441,31 @@ impl Engine {
         }
     }
 
+    /// How long a run, and each command of the caller's around it, may take.
+    fn total_limit(&self, request: &RunRequest) -> std::time::Duration {
+        request.timeout.unwrap_or(self.config.total_timeout)
+    }
+
     /// Most CLIs resume a session only from the directory it started in (opencode hangs
     /// otherwise): refuse early when the ledger knows it was another one.
-    fn check_resume(&self, request: &RunRequest) -> Result<Option<SessionRecord>, SetupError> {
+    fn check_resume(
+        &self,
+        agent: Agent,
+        request: &RunRequest,
+    ) -> Result<Option<SessionRecord>, SetupError> {
         let Some(session_id) = &request.session_id else {
             return Ok(None);
         };
         let record = self
             .ledger()
-            .get(&(request.agent, session_id.clone()))
+            .get(&(agent, session_id.clone()))
             .cloned();
         let Some(record) = record else {
             return Ok(None);
         };
-        if request.agent.cli().resumes_only_from_origin() && record.workspace != request.workspace {
+        if agent.cli().resumes_only_from_origin() && record.workspace != request.workspace {
             return Err(SetupError::ResumeFromOtherWorkspace {
-                agent: request.agent,
+                agent: agent.name(),
                 session_id: session_id.clone(),
                 original: record.workspace,
             });
@@ -461,6 +479,7 @@ impl Engine {
         &self,
         transcript: &mut Transcript,
         usage_file: Option<(UsageFile, PathBuf)>,
+        agent: Agent,
         request: &RunRequest,
         earlier: Option<SessionRecord>,
     ) -> Option<Usage> {
@@ -468,9 +487,9 @@ impl Engine {
             read_usage_file(transcript, file, &path).await;
         }
         let reported = transcript.usage_mut().map(|usage| *usage);
-        if request.agent.cli().usage_is_cumulative() {
+        if agent.cli().usage_is_cumulative() {
             let earlier = earlier.and_then(|record| record.cumulative_usage);
-            self.unaccumulate_usage(transcript, request, earlier);
+            self.unaccumulate_usage(transcript, agent, request, earlier);
         }
         reported
     }
@@ -479,6 +498,7 @@ impl Engine {
     fn unaccumulate_usage(
         &self,
         transcript: &mut Transcript,
+        agent: Agent,
         request: &RunRequest,
         earlier: Option<Usage>,
     ) {
@@ -487,19 +507,25 @@ impl Engine {
             (None, Some(_)) if request.session_id.is_some() => transcript.warn(format!(
                 "{} reports usage cumulatively over a session, and this server did not see the \
                  session's earlier turns: the usage includes them",
-                request.agent
+                agent
             )),
             _ => {}
         }
     }
 
-    fn remember(&self, request: &RunRequest, outcome: &Outcome, reported: Option<Usage>) {
+    fn remember(
+        &self,
+        agent: Agent,
+        request: &RunRequest,
+        outcome: &Outcome,
+        reported: Option<Usage>,
+    ) {
         let Some(session_id) = &outcome.session_id else {
             return;
         };
         let mut ledger = self.ledger();
         let record = ledger
-            .entry((request.agent, session_id.clone()))
+            .entry((agent, session_id.clone()))
             .or_insert_with(|| SessionRecord {
                 workspace: request.workspace.clone(),
                 cumulative_usage: None,
@@ -560,10 +586,10 @@ async fn settle_tree(placed: Option<(JobKey, Tracking)>) -> (Option<TreeOutcome>
 
 /// The prompt the CLI reads, taken out of the request: an output schema the CLI takes no flag
 /// for is spelled out at its end.
-fn take_prompt(request: &mut RunRequest) -> String {
+fn take_prompt(agent: Agent, request: &mut RunRequest) -> String {
     let mut prompt = std::mem::take(&mut request.prompt);
     if let Some(schema) = &request.output_schema
-        && request.agent.cli().schema_flag().is_none()
+        && agent.cli().schema_flag().is_none()
     {
         prompt.push_str(&schema.prompt_instruction());
     }
@@ -573,13 +599,14 @@ fn take_prompt(request: &mut RunRequest) -> String {
 /// Gives the CLI the request's output schema by its own flag, where it has one; a schema
 /// read from a file is written to one, which goes when the returned guard is dropped.
 fn hand_over_schema(
+    agent: Agent,
     request: &RunRequest,
     command: &mut command::CommandLine,
 ) -> Result<Option<SchemaFile>, SetupError> {
     let Some(schema) = &request.output_schema else {
         return Ok(None);
     };
-    match request.agent.cli().schema_flag() {
+    match agent.cli().schema_flag() {
         None => Ok(None),
         Some(SchemaFlag::Inline(flag)) => {
             command.insert_options(&[format!("{flag}={}", schema.schema())]);
@@ -600,7 +627,7 @@ fn hand_over_schema(
 
 /// A completed run asked for an output schema: its answer parsed into `output`, or the run
 /// failed naming why, the answer kept as it was.
-fn check_output(request: &RunRequest, outcome: &mut Outcome) {
+fn check_output(agent: Agent, request: &RunRequest, outcome: &mut Outcome) {
     let Some(schema) = &request.output_schema else {
         return;
     };
@@ -614,7 +641,7 @@ fn check_output(request: &RunRequest, outcome: &mut Outcome) {
             outcome.error = Some(ErrorInfo {
                 kind: ErrorKind::InvalidOutput,
                 message: error.to_string(),
-                hint: ErrorKind::InvalidOutput.hint(request.agent),
+                hint: agent.hint(ErrorKind::InvalidOutput),
             });
         }
     }
@@ -667,7 +694,7 @@ mod tests {
     use crate::output_schema::OutputSchema;
 
     fn with_schema(agent: Agent) -> (RunRequest, command::CommandLine) {
-        let mut request = command::request(agent);
+        let mut request = crate::request::flag_prompt_request();
         let schema = serde_json::json!({"type": "object", "required": ["a"]});
         request.output_schema = Some(OutputSchema::new(schema).unwrap());
         let cmd = agent.cli().command(&request, Path::new("cli")).unwrap();
@@ -677,7 +704,7 @@ mod tests {
     #[test]
     fn the_schema_goes_by_file_inline_or_in_the_prompt_as_the_cli_takes_it() {
         let (request, mut cmd) = with_schema(CODEX);
-        let file = hand_over_schema(&request, &mut cmd)
+        let file = hand_over_schema(CODEX, &request, &mut cmd)
             .unwrap()
             .expect("a file");
         let flag = format!("--output-schema={}", file.path().display());
@@ -692,14 +719,14 @@ mod tests {
         assert!(!dir.exists(), "the schema's directory outlived the run");
 
         let (request, mut cmd) = with_schema(CLAUDE);
-        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        assert!(hand_over_schema(CLAUDE, &request, &mut cmd).unwrap().is_none());
         let inline = r#"--json-schema={"required":["a"],"type":"object"}"#;
         assert!(cmd.args.contains(&inline.to_owned()), "{:?}", cmd.args);
 
         let (mut request, mut cmd) = with_schema(GEMINI);
         let before = cmd.args.clone();
-        assert!(hand_over_schema(&request, &mut cmd).unwrap().is_none());
+        assert!(hand_over_schema(GEMINI, &request, &mut cmd).unwrap().is_none());
         assert_eq!(cmd.args, before);
-        assert!(take_prompt(&mut request).contains("exactly one JSON value"));
+        assert!(take_prompt(GEMINI, &mut request).contains("exactly one JSON value"));
     }
 }

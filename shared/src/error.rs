@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use crate::agent::Agent;
 use crate::request::Permission;
 
 /// Where a CLI was looked for: "on PATH (/usr/bin:/bin) and in the login shell's PATH,
@@ -32,7 +31,8 @@ pub enum SetupError {
          `npm install -g {package}`, or set {setting} to its binary"
     )]
     CliNotFound {
-        agent: Agent,
+        /// The agent's name.
+        agent: &'static str,
         binary: &'static str,
         looked: Box<Looked>,
         package: &'static str,
@@ -45,7 +45,8 @@ pub enum SetupError {
         .bin.display()
     )]
     ConfiguredCliMissing {
-        agent: Agent,
+        /// The agent's name.
+        agent: &'static str,
         bin: PathBuf,
         package: &'static str,
         setting: String,
@@ -59,7 +60,8 @@ pub enum SetupError {
 
     #[error("{agent} cannot run with permission {permission}: {reason}")]
     PermissionUnavailable {
-        agent: Agent,
+        /// The agent's name.
+        agent: &'static str,
         permission: Permission,
         reason: String,
     },
@@ -70,14 +72,16 @@ pub enum SetupError {
         .original.display(), .original.display()
     )]
     ResumeFromOtherWorkspace {
-        agent: Agent,
+        /// The agent's name.
+        agent: &'static str,
         session_id: String,
         original: PathBuf,
     },
 
     #[error("could not start {agent} ({}): {source}", .bin.display())]
     Spawn {
-        agent: Agent,
+        /// The agent's name.
+        agent: &'static str,
         bin: PathBuf,
         source: std::io::Error,
     },

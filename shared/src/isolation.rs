@@ -12,44 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::git::{
     Base, BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
 };
-use crate::request::Permission;
-
-/// Where the agent works.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Isolation {
-    /// In the caller's workspace itself.
-    #[default]
-    None,
-    /// In a new git worktree of the workspace's repository, on a branch of its own.
-    Worktree,
-}
-
-impl Isolation {
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Worktree => "worktree",
-        }
-    }
-}
-
-impl std::fmt::Display for Isolation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Isolation {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        [Self::None, Self::Worktree]
-            .into_iter()
-            .find(|isolation| isolation.name() == s)
-            .ok_or_else(|| format!("unknown isolation `{s}`: expected none or worktree"))
-    }
-}
+use crate::request::{Isolation, Permission};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TreeError {

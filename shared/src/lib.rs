@@ -59,6 +59,6 @@ on_supported_os! {
     pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
     pub use output_schema::OutputSchema;
     pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
-    pub use request::{Permission, QuestionEndpoint, RunRequest};
+    pub use request::{Isolation, Permission, QuestionEndpoint, RunRequest};
     pub use supervise::Observer;
 }

@@ -5,8 +5,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::Agent;
-use crate::check::CommandOutcome;
 use crate::isolation::TreeOutcome;
 use crate::redact::redact_in_place;
 
@@ -81,9 +79,9 @@ pub struct Usage {
 
 impl Outcome {
     /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
-    pub fn not_run(agent: Agent, status: Status, error: ErrorInfo) -> Self {
+    pub fn not_run(agent: &str, status: Status, error: ErrorInfo) -> Self {
         Self {
-            agent: agent.name().to_owned(),
+            agent: agent.to_owned(),
             status,
             answer: String::new(),
             session_id: None,
@@ -184,39 +182,34 @@ pub enum ErrorKind {
     Refused,
 }
 
-impl ErrorKind {
-    /// What the user can do about a failure of this kind.
-    pub fn hint(self, agent: Agent) -> Option<String> {
-        // A custom agent's name is no command: the CLI it runs is.
-        let cli = agent.cli().binary();
-        let hint = match self {
-            Self::Authentication => format!(
-                "check the API key in the server's environment (or the agent's `env`), or log in to {agent} (run `{cli}` once by hand)"
-            ),
-            Self::RateLimited => "the provider is rate-limiting this account: wait and retry, or check its quota".to_owned(),
-            Self::ServerError => "the model provider had a server error: retry in a moment".to_owned(),
-            Self::BadRequest => "the provider rejected the request: check the model name and the prompt".to_owned(),
-            Self::Connection => format!(
-                "{agent} could not reach its model provider: check the network, proxy and base URL in {agent}'s configuration"
-            ),
-            Self::StreamCut => "the provider's stream ended early: retry".to_owned(),
-            Self::SessionNotFound if agent.cli().resumes_only_from_origin() => format!(
-                "check the session id, and resume from the workspace the session was started in: {agent} resumes only there"
-            ),
-            Self::SessionNotFound => "check the session id".to_owned(),
-            Self::AgentError => return None,
-            Self::Crashed => format!("{agent} exited without finishing its turn: its stderr_tail says why"),
-            Self::OutputTooLarge => "raise the line cap (--max-line-bytes or CAM_MAX_LINE_BYTES) or ask for a shorter answer".to_owned(),
-            Self::Cancelled | Self::Refused => return None,
-            Self::TotalTimeout => "raise the timeout (timeout_secs, --timeout-secs or CAM_TIMEOUT_SECS) or split the task".to_owned(),
-            Self::IdleTimeout => format!(
-                "{agent} produced no event for the idle limit: it may be stuck retrying or waiting on a prompt no one can answer; raise --idle-timeout-secs (CAM_IDLE_TIMEOUT_SECS) for long silent tools"
-            ),
-            Self::InvalidOutput => format!(
-                "the answer did not follow output_schema: resume the session (session_id) asking {agent} to answer again with JSON that conforms, or make the schema or the prompt clearer"
-            ),
-        };
-        Some(hint)
+/// What a command of the caller's did.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CommandOutcome {
+    pub command: String,
+    /// Exit code 0.
+    pub passed: bool,
+    /// `None` when a signal ended it, or it never started.
+    pub exit_code: Option<i32>,
+    /// Stopped at its time limit.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub timed_out: bool,
+    /// Stopped because the run was cancelled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cancelled: bool,
+    pub duration_ms: u64,
+    /// The last lines of its output (stdout and stderr together).
+    pub output_tail: String,
+}
+
+impl CommandOutcome {
+    /// How it ended, in words: "exit 1", "timed out", "cancelled", "killed by a signal".
+    pub fn describe_end(&self) -> String {
+        match self.exit_code {
+            _ if self.timed_out => "timed out".to_owned(),
+            _ if self.cancelled => "cancelled".to_owned(),
+            Some(code) => format!("exit {code}"),
+            None => "ended by a signal".to_owned(),
+        }
     }
 }
 

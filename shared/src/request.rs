@@ -7,9 +7,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 
-use crate::agent::Agent;
 use crate::git::Base;
-use crate::isolation::Isolation;
 use crate::output_schema::OutputSchema;
 use crate::question::PersonWait;
 use serde::{Deserialize, Serialize};
@@ -61,10 +59,46 @@ impl std::str::FromStr for Permission {
     }
 }
 
-/// One run of one agent.
+/// Where the agent works.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    /// In the caller's workspace itself.
+    #[default]
+    None,
+    /// In a new git worktree of the workspace's repository, on a branch of its own.
+    Worktree,
+}
+
+impl Isolation {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Worktree => "worktree",
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Isolation {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::None, Self::Worktree]
+            .into_iter()
+            .find(|isolation| isolation.name() == s)
+            .ok_or_else(|| format!("unknown isolation `{s}`: expected none or worktree"))
+    }
+}
+
+/// One run, whichever agent runs it (the engine takes the agent beside the request).
 #[derive(Clone, Debug)]
 pub struct RunRequest {
-    pub agent: Agent,
     pub prompt: String,
     /// The CLI's working directory; must be an existing directory.
     pub workspace: PathBuf,
@@ -114,9 +148,8 @@ impl std::fmt::Debug for QuestionEndpoint {
 }
 
 impl RunRequest {
-    pub fn new(agent: Agent, prompt: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
+    pub fn new(prompt: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
         Self {
-            agent,
             prompt: prompt.into(),
             workspace: workspace.into(),
             permission: Permission::default(),
@@ -133,4 +166,10 @@ impl RunRequest {
             person_wait: PersonWait::default(),
         }
     }
+}
+
+/// A request whose prompt looks like a flag, which must never reach a command line.
+#[cfg(test)]
+pub(crate) fn flag_prompt_request() -> RunRequest {
+    RunRequest::new("--dangerously-bypass-approvals-and-sandbox", "/tmp")
 }

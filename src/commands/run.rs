@@ -3,8 +3,8 @@
 
 use std::io::{IsTerminal, Read, Write};
 
+use cli_agent_engine::Isolation;
 use cli_agent_engine::git::JobKey;
-use cli_agent_engine::isolation::Isolation;
 use cli_agent_engine::process::adopt_orphans;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
@@ -51,16 +51,17 @@ async fn run_once(
     agents: &[Agent],
     store: &StoreSettings,
 ) -> Result<u8, String> {
-    let request = request(args, agents)?;
+    let (agent, request) = request(args, agents)?;
     if let Err(error) = adopt_orphans() {
         tracing::warn!(%error, "cannot make this process the reaper of its runs' orphans: tool processes that escape a CLI's session may outlive it");
     }
     let cancel = CancellationToken::new();
     let interrupted = watch_signals(cancel.clone())
         .map_err(|error| format!("cannot install signal handlers: {error}"))?;
-    let agent = request.agent;
     let engine = Engine::new(config);
-    let mut prepared = engine.prepare(request).map_err(|error| error.to_string())?;
+    let mut prepared = engine
+        .prepare(agent, request)
+        .map_err(|error| error.to_string())?;
     let job = Recording::start(&prepared, store);
     job.place(&engine, &mut prepared).await?;
     let outcome = run_shown(&engine, agent, prepared, cancel, &job).await?;
@@ -101,7 +102,7 @@ fn exit_code(status: Status) -> u8 {
     }
 }
 
-fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
+fn request(args: &RunArgs, agents: &[Agent]) -> Result<(Agent, RunRequest), String> {
     let agent = cli_agent_engine::agent::find(agents, &args.agent).map_err(|e| e.to_string())?;
     let prompt = if args.prompt == "-" {
         let mut prompt = String::new();
@@ -118,7 +119,7 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
             format!("cannot read the current directory: {error}; pass --workspace")
         })?,
     };
-    let mut request = RunRequest::new(agent, prompt, workspace);
+    let mut request = RunRequest::new(prompt, workspace);
     request.permission = args.permission;
     request.model = args.model.clone();
     request.session_id = args.session_id.clone();
@@ -131,7 +132,7 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<RunRequest, String> {
     request.base = args.base;
     request.check = args.check.clone();
     request.output_schema = args.output_schema.as_deref().map(read_schema).transpose()?;
-    Ok(request)
+    Ok((agent, request))
 }
 
 /// The `--output-schema` file's schema, checked.
@@ -213,7 +214,7 @@ impl Recording {
         let id = JobId::random();
         let new = NewJob {
             id: &id,
-            agent: request.agent,
+            agent: prepared.agent(),
             origin: Origin::Command,
             workspace: &request.workspace,
             permission: request.permission,
@@ -249,7 +250,7 @@ impl Recording {
                 message: error.clone(),
                 hint: None,
             };
-            let outcome = Outcome::not_run(prepared.request().agent, Status::Failed, info);
+            let outcome = Outcome::not_run(prepared.agent().name(), Status::Failed, info);
             if let Err(error) = store.finish(id, JobStatus::Failed, &outcome) {
                 tracing::warn!(%error, "could not record the run's end");
             }

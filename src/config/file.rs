@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cli_agent_engine::isolation::Isolation;
+use cli_agent_engine::Isolation;
 use serde::{Deserialize, Serialize};
 
 use crate::jobs::store::dir;

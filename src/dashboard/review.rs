@@ -9,8 +9,8 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use cli_agent_engine::Isolation;
 use cli_agent_engine::git::{Changes, GitError};
-use cli_agent_engine::isolation::Isolation;
 use serde::Serialize;
 
 use super::diff_view;

@@ -138,15 +138,15 @@ impl Jobs {
         origin: Origin,
         mut options: JobOptions,
     ) -> Arc<Job> {
-        let request = prepared.request().clone();
-        let job = Arc::new(Job::new(id, request.agent, self.shutdown.child_token()));
+        let (agent, request) = (prepared.agent(), prepared.request().clone());
+        let job = Arc::new(Job::new(id, agent, self.shutdown.child_token()));
         let id = job.id.clone();
         let allowed_past = options.allowed_past.clone();
         // Recorded before the call answers: the id it hands out must resolve.
         self.record(move |store| {
             store.insert(&NewJob {
                 id: &id,
-                agent: request.agent,
+                agent,
                 origin,
                 workspace: &request.workspace,
                 permission: request.permission,
@@ -429,7 +429,7 @@ fn not_run(job: &Job) -> Outcome {
         ),
         hint: stop.and_then(StopReason::hint).map(str::to_owned),
     };
-    let mut outcome = Outcome::not_run(job.agent, Status::Cancelled, error);
+    let mut outcome = Outcome::not_run(job.agent.name(), Status::Cancelled, error);
     outcome.duration_ms = u64::try_from(job.elapsed().as_millis()).unwrap_or(u64::MAX);
     outcome
 }
@@ -454,7 +454,7 @@ fn panicked(job: &Job, error: JoinError) -> Outcome {
         ),
         hint: None,
     };
-    Outcome::not_run(job.agent, Status::Failed, error)
+    Outcome::not_run(job.agent.name(), Status::Failed, error)
 }
 
 /// Debug builds only: a prompt containing the value of `CAM_DEBUG_PANIC` panics inside its
@@ -479,7 +479,7 @@ fn did_not_start(agent: Agent, error: &SetupError) -> Outcome {
         message: format!("{agent} did not start: {error}"),
         hint: None,
     };
-    Outcome::not_run(agent, Status::Failed, error)
+    Outcome::not_run(agent.name(), Status::Failed, error)
 }
 
 /// Append the whole answer to `path`, checked inside the workspace when the call was read. A

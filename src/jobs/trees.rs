@@ -6,8 +6,9 @@
 
 use std::collections::BTreeSet;
 
+use cli_agent_engine::Isolation;
 use cli_agent_engine::git::JobKey;
-use cli_agent_engine::isolation::{Isolation, TreeError, TreeOutcome, check_workspace};
+use cli_agent_engine::isolation::{TreeError, TreeOutcome, check_workspace};
 use cli_agent_engine::{Outcome, Prepared, RunRequest, SetupError};
 
 use super::in_place::InPlace;

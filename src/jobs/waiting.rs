@@ -138,7 +138,7 @@ impl Jobs {
             true => Status::Cancelled,
             false => Status::Failed,
         };
-        Err(Outcome::not_run(job.agent, status, error))
+        Err(Outcome::not_run(job.agent.name(), status, error))
     }
 }
 

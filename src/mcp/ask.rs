@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use cli_agent_engine::{PersonAnswer, PersonQuestion, QuestionAbout, RunRequest};
+use cli_agent_engine::{Agent, PersonAnswer, PersonQuestion, QuestionAbout, RunRequest};
 use rmcp::RoleServer;
 use rmcp::service::{ElicitationError, Peer, ServiceError};
 use schemars::JsonSchema;
@@ -36,18 +36,18 @@ pub enum BeyondBounds {
 }
 
 impl BeyondBounds {
-    /// Whether the person allowed `run`, which goes past `bounds`: `Ok` if they did.
+    /// Whether the person allowed `agent`'s `run`, which goes past `bounds`: `Ok` if they did.
     pub async fn ask(
         self,
         peer: &Peer<RoleServer>,
+        agent: Agent,
         run: &RunRequest,
         bounds: &[Refusal],
     ) -> Result<(), NoLeave> {
         let Self::Ask { timeout } = self else {
             return Err(NoLeave::NeverAsked);
         };
-        let agent = run.agent;
-        let answer = ask_person(peer, question(run, bounds), timeout).await;
+        let answer = ask_person(peer, question(agent, run, bounds), timeout).await;
         match &answer {
             Ok(()) => tracing::info!(%agent, "the person allowed a call past the server's bounds"),
             Err(no_leave) => {
@@ -154,16 +154,21 @@ pub fn allowed_past_question(bounds: &[Refusal], client: String) -> Option<Perso
     })
 }
 
-/// What the job of `run`, past `bounds`, asks the person on the dashboard before it starts,
+/// What `agent`'s job of `run`, past `bounds`, asks the person on the dashboard before it starts,
 /// since `no_leave` came of asking through the client; `None` within the bounds.
-pub fn ask_first(run: &RunRequest, bounds: &[Refusal], no_leave: &NoLeave) -> Option<AskFirst> {
+pub fn ask_first(
+    agent: Agent,
+    run: &RunRequest,
+    bounds: &[Refusal],
+    no_leave: &NoLeave,
+) -> Option<AskFirst> {
     let refusal = bounds.first()?.to_string();
     let past = allowed_past(bounds)?;
     let question = format!(
         "{} call past the server's bounds: {past}\n{}\n(Not asked through the client: \
          {no_leave}.)",
-        run.agent,
-        question(run, bounds)
+        agent,
+        question(agent, run, bounds)
     );
     Some(AskFirst {
         question,
@@ -173,7 +178,7 @@ pub fn ask_first(run: &RunRequest, bounds: &[Refusal], no_leave: &NoLeave) -> Op
 }
 
 /// The question: who asks what, past which bounds.
-fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
+fn question(agent: Agent, run: &RunRequest, bounds: &[Refusal]) -> String {
     let first_line: String = run
         .prompt
         .lines()
@@ -182,10 +187,8 @@ fn question(run: &RunRequest, bounds: &[Refusal]) -> String {
         .chars()
         .take(PROMPT_SHOWN)
         .collect();
-    let mut text = format!(
-        "An MCP call asks the {} agent for more than this server allows:\n",
-        run.agent
-    );
+    let mut text =
+        format!("An MCP call asks the {agent} agent for more than this server allows:\n");
     for bound in bounds {
         text.push_str(&format!("- {}\n", bound.for_the_person()));
     }
@@ -208,7 +211,6 @@ mod tests {
     #[test]
     fn the_question_names_agent_bounds_workspace_level_and_the_prompts_first_line() {
         let mut run = RunRequest::new(
-            clis::CODEX,
             "\nfix the build\nthen more",
             PathBuf::from("/srv/elsewhere"),
         );
@@ -217,7 +219,7 @@ mod tests {
             asked: Permission::Unlimited,
             ceiling: Permission::WorkspaceWrite,
         }];
-        let text = question(&run, &bounds);
+        let text = question(clis::CODEX, &run, &bounds);
         for expected in [
             "codex",
             "permission unlimited, above your ceiling workspace-write",

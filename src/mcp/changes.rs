@@ -3,8 +3,9 @@
 
 use std::path::PathBuf;
 
+use cli_agent_engine::Isolation;
 use cli_agent_engine::git::{ChangeKind, Changes, FileChange, Merged};
-use cli_agent_engine::isolation::{Isolation, TreeOutcome};
+use cli_agent_engine::isolation::TreeOutcome;
 use schemars::JsonSchema;
 use serde::Serialize;
 

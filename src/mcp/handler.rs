@@ -6,9 +6,11 @@
 //! `notifications/cancelled` it fires `ctx.ct` and drops the response, so the handler stops
 //! the job itself and waits for its teardown.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use cli_agent_engine::RunRequest;
 #[allow(deprecated)] // SetLevelRequestParams: see `set_level`
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
@@ -28,7 +30,7 @@ use super::calls::Shutdown;
 use super::completion;
 use super::delegate_questions::{Asking, Endpoint, QuestionsJob};
 use super::logging;
-use super::policy::Policy;
+use super::policy::{Policy, Refusal};
 use super::progress::ProgressReporter;
 use super::prompts;
 use super::resources::{self, JobUri};
@@ -303,18 +305,21 @@ impl AgentServer {
         let Some(first) = call.beyond_bounds.first() else {
             return Ok(None);
         };
-        let asking = self
-            .beyond_bounds
-            .ask(&context.peer, &call.run, &call.beyond_bounds);
+        let asking =
+            self.beyond_bounds
+                .ask(&context.peer, call.agent, &call.run, &call.beyond_bounds);
         let answer = tokio::select! {
             answer = asking => answer,
             () = context.ct.cancelled() => Err(NoLeave::Cancelled),
         };
         match answer {
             Ok(()) => Ok(None),
-            Err(no_leave) if self.park_questions && no_leave.may_park() => {
-                Ok(ask::ask_first(&call.run, &call.beyond_bounds, &no_leave))
-            }
+            Err(no_leave) if self.park_questions && no_leave.may_park() => Ok(ask::ask_first(
+                call.agent,
+                &call.run,
+                &call.beyond_bounds,
+                &no_leave,
+            )),
             Err(_) => Err(result::error_result(first.to_string())),
         }
     }
@@ -346,51 +351,25 @@ impl AgentServer {
         origin: Origin,
         peer: Peer<RoleServer>,
     ) -> Result<Arc<Job>, CallToolResult> {
-        let agent = call.run.agent;
+        let agent = call.agent;
         if self.shutdown.is_triggered() {
             return Err(result::shutting_down(agent));
         }
         let id = JobId::random();
-        let transcript = self.jobs.transcript(&id);
         let client = ask::client_name(&peer);
-        let asking = Asking {
-            peer: Some(peer),
-            how: self.beyond_bounds,
-            transcript,
-            job: Some(QuestionsJob {
-                jobs: self.jobs.clone(),
-                id: id.clone(),
-                park: self.park_questions,
-            }),
-            wait: call.run.person_wait.clone(),
-        };
-        let questions = Endpoint::open(&call.run, asking).await;
+        let asking = self.asking(&id, peer, &call.run);
+        let questions = Endpoint::open(agent, &call.run, asking).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
             .jobs
             .engine()
-            .prepare(call.run)
+            .prepare(agent, call.run)
             .map_err(|error| result::setup_failed(agent, &error))?;
         self.jobs
             .check_tree(prepared.request())
             .await
             .map_err(|refusal| result::error_result(refusal.to_string()))?;
-        let options = match ask_first {
-            Some(ask) => JobOptions {
-                save_to: call.save_to,
-                ask_first: Some(ask),
-                ..JobOptions::default()
-            },
-            None => JobOptions {
-                save_to: call.save_to,
-                allowed_past: ask::allowed_past(&call.beyond_bounds),
-                asked_before: Vec::from_iter(ask::allowed_past_question(
-                    &call.beyond_bounds,
-                    client,
-                )),
-                ask_first: None,
-            },
-        };
+        let options = job_options(call.save_to, &call.beyond_bounds, ask_first, client);
         let job = self.jobs.start(id, prepared, origin, options).await;
         if let Some(endpoint) = questions {
             let finished = job.clone();
@@ -402,13 +381,29 @@ impl AgentServer {
         Ok(job)
     }
 
+    /// Who answers the permission questions of job `id`'s `run`: the person through `peer`,
+    /// or the dashboard; recorded in the job's transcript.
+    fn asking(&self, id: &JobId, peer: Peer<RoleServer>, run: &RunRequest) -> Asking {
+        Asking {
+            peer: Some(peer),
+            how: self.beyond_bounds,
+            transcript: self.jobs.transcript(id),
+            job: Some(QuestionsJob {
+                jobs: self.jobs.clone(),
+                id: id.clone(),
+                park: self.park_questions,
+            }),
+            wait: run.person_wait.clone(),
+        }
+    }
+
     async fn call(
         &self,
         call: CallRequest,
         ask_first: Option<AskFirst>,
         context: RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let agent = call.run.agent;
+        let agent = call.agent;
         let (background, handoff_after_secs) = (call.background, call.handoff_after_secs);
         let origin = if background {
             Origin::Background
@@ -476,4 +471,27 @@ async fn sleep_or_never(after: Duration) {
         std::future::pending::<()>().await;
     }
     tokio::time::sleep(after).await;
+}
+
+/// A call's job options: ask `ask_first` on the dashboard before it starts, or else record the
+/// bounds the person already let it past through `client`.
+fn job_options(
+    save_to: Option<PathBuf>,
+    beyond_bounds: &[Refusal],
+    ask_first: Option<AskFirst>,
+    client: String,
+) -> JobOptions {
+    match ask_first {
+        Some(ask) => JobOptions {
+            save_to,
+            ask_first: Some(ask),
+            ..JobOptions::default()
+        },
+        None => JobOptions {
+            save_to,
+            allowed_past: ask::allowed_past(beyond_bounds),
+            asked_before: Vec::from_iter(ask::allowed_past_question(beyond_bounds, client)),
+            ask_first: None,
+        },
+    }
 }

@@ -4,7 +4,7 @@
 //! that returns the rest, and reasoning, tools and stderr are cut hard. The text content says
 //! the same for clients that read text: the error with its hint, the answer, one summary line.
 
-use cli_agent_engine::check::CommandOutcome;
+use cli_agent_engine::outcome::CommandOutcome;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{Agent, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -395,7 +395,7 @@ mod tests {
             message: String::new(),
             hint: None,
         };
-        let mut outcome = Outcome::not_run(cli_agent_engine::clis::CODEX, status, placeholder);
+        let mut outcome = Outcome::not_run("codex", status, placeholder);
         outcome.answer = answer.to_owned();
         outcome.session_id = Some("s-1".to_owned());
         outcome.duration_ms = 1500;

@@ -251,7 +251,7 @@ impl Sandbox {
     /// A request for this sandbox's CLI, bounded by [`RUN_DEADLINE`]: a CLI that hangs
     /// comes back `timed_out` instead of holding the test for the engine's default 30 min.
     pub fn request(&self, prompt: &str) -> RunRequest {
-        let mut request = RunRequest::new(self.agent, prompt, &self.workspace);
+        let mut request = RunRequest::new(prompt, &self.workspace);
         request.timeout = Some(RUN_DEADLINE);
         request
     }
@@ -369,19 +369,20 @@ pub async fn run(
     request: RunRequest,
     cancel: CancellationToken,
 ) -> (Outcome, Vec<AgentEvent>) {
-    run_on(&sandbox.engine(), request, cancel).await
+    run_on(&sandbox.engine(), sandbox.agent, request, cancel).await
 }
 
 /// [`run`] on `engine`, which remembers the sessions of its earlier runs.
 pub async fn run_on(
     engine: &Engine,
+    agent: Agent,
     request: RunRequest,
     cancel: CancellationToken,
 ) -> (Outcome, Vec<AgentEvent>) {
     crate::common::adopt_orphans();
     let mut events = Vec::new();
     let outcome = engine
-        .run(request, cancel, &mut |batch: &[AgentEvent]| {
+        .run(agent, request, cancel, &mut |batch: &[AgentEvent]| {
             events.extend_from_slice(batch)
         })
         .await

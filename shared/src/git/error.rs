@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-use super::repo::Operation;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -117,5 +116,27 @@ impl GitError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// A multi-step git operation that leaves the repository half-way until the user ends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Merge,
+    Rebase,
+    CherryPick,
+    Revert,
+    Am,
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Merge => "merge",
+            Self::Rebase => "rebase",
+            Self::CherryPick => "cherry-pick",
+            Self::Revert => "revert",
+            Self::Am => "am",
+        })
     }
 }

@@ -44,10 +44,10 @@ mod worktree;
 
 pub use changes::{ChangeKind, Changes, FileChange};
 pub use command::{Git, Version};
-pub use error::GitError;
+pub use error::{GitError, Operation};
 pub use job::JobKey;
 pub use merge::{Merged, Mode};
-pub use repo::{Operation, Repo, not_tracked_reason};
+pub use repo::{Repo, not_tracked_reason};
 pub use snapshot::{KeptIndex, Snapshot};
 pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
 

@@ -1,10 +1,9 @@
 //! Finding the repository a workspace lives in, and whether it is in a state we may write to.
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use super::command::{Git, Invocation};
-use super::error::GitError;
+use super::error::{GitError, Operation};
 
 /// A working tree of a git repository, seen from a workspace directory inside it.
 #[derive(Clone, Debug)]
@@ -14,28 +13,6 @@ pub struct Repo {
     git_dir: PathBuf,
     common_dir: PathBuf,
     subdir: PathBuf,
-}
-
-/// A multi-step git operation that leaves the repository half-way until the user ends it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Operation {
-    Merge,
-    Rebase,
-    CherryPick,
-    Revert,
-    Am,
-}
-
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Merge => "merge",
-            Self::Rebase => "rebase",
-            Self::CherryPick => "cherry-pick",
-            Self::Revert => "revert",
-            Self::Am => "am",
-        })
-    }
 }
 
 /// Why a workspace outside git has no `changes`.

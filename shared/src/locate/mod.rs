@@ -83,7 +83,7 @@ pub fn find_cli(agent: Agent, config: &EngineConfig) -> Result<FoundCli, SetupEr
     Err(match configured {
         Some(bin) => configured_missing(agent, bin),
         None => SetupError::CliNotFound {
-            agent,
+            agent: agent.name(),
             binary: agent.cli().binary(),
             looked: Box::new(Looked {
                 path: std::env::var("PATH").unwrap_or_default(),
@@ -109,7 +109,7 @@ fn explicit(agent: Agent, bin: &Path) -> Result<FoundCli, SetupError> {
 
 fn configured_missing(agent: Agent, bin: &Path) -> SetupError {
     SetupError::ConfiguredCliMissing {
-        agent,
+        agent: agent.name(),
         bin: bin.to_path_buf(),
         package: agent.cli().npm_package(),
         setting: agent.bin_setting(),

@@ -5,6 +5,7 @@
 //! workspace, the CLI's own state, a private temporary directory, the device files);
 //! `unlimited` is not confined. The network is not restricted: the CLIs need their model APIs.
 
+mod error;
 mod run_tmp;
 mod writable;
 
@@ -15,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use crate::platform::KernelSupport;
+pub use error::SandboxError;
 pub use run_tmp::{RunTmp, remove_left_by};
 pub use writable::WritePlan;
 
@@ -59,23 +61,6 @@ impl std::str::FromStr for SandboxMode {
             .find(|mode| mode.name() == text)
             .ok_or_else(|| format!("unknown sandbox mode `{text}`: expected auto, required or off"))
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
-    #[error(
-        "the sandbox is required (--sandbox required) and {reason}. Run on such a kernel, \
-         or set --sandbox auto (confine where possible) or off"
-    )]
-    Unavailable { reason: &'static str },
-    #[error(transparent)]
-    Build(#[from] platform::BuildError),
-    #[error("could not prepare the sandbox's {what} {}: {source}", .path.display())]
-    Io {
-        what: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
 }
 
 /// Whether a run at `level` is confined under `mode` on an OS with `support`.

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::SandboxError;
+use super::error::SandboxError;
 use crate::request::Permission;
 
 /// What a run may write besides its temporary directory and the device files.

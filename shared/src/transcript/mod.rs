@@ -16,7 +16,7 @@ use crate::outcome::{Outcome, Status, ToolCall, Usage};
 use lines::LineDiagnostics;
 use tools::ToolTally;
 pub use verdict::{ProcessEnd, StopCause};
-use verdict::{Terminal, describe_exit};
+use verdict::{Terminal, Verdict, describe_exit};
 
 /// Distinct notices kept as warnings.
 const KEPT_NOTICES: usize = 10;
@@ -208,7 +208,12 @@ impl Transcript {
     }
 
     pub fn finish(mut self, end: ProcessEnd) -> Outcome {
-        let (status, error) = self.verdict(&end);
+        let verdict = Verdict {
+            agent: self.agent,
+            terminal: self.terminal.as_ref(),
+            last_error_notice: self.last_error_notice.as_deref(),
+        };
+        let (status, error) = verdict.decide(&end);
         if status == Status::Completed && end.exit.is_some_and(|exit| !exit.success()) {
             let how = describe_exit(end.exit);
             self.extra_warnings

@@ -6,7 +6,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use super::Transcript;
+use crate::agent::Agent;
 use crate::outcome::{ErrorInfo, ErrorKind, Status};
 
 /// Why the engine stopped a run before the CLI ended it by itself.
@@ -44,11 +44,19 @@ pub(super) enum Terminal {
     },
 }
 
-impl Transcript {
+/// What the verdict stands on: the agent, how the CLI said its turn ended, and the last error
+/// it noticed.
+pub(super) struct Verdict<'a> {
+    pub agent: Agent,
+    pub terminal: Option<&'a Terminal>,
+    pub last_error_notice: Option<&'a str>,
+}
+
+impl Verdict<'_> {
     /// A dropped line fails the run whatever else happened: it may have held the answer.
     /// Otherwise completed and failed turns stand as the CLI reported them, whatever the
     /// engine did afterwards, so an answer is never lost to a late cancel.
-    pub(super) fn verdict(&self, end: &ProcessEnd) -> (Status, Option<ErrorInfo>) {
+    pub(super) fn decide(&self, end: &ProcessEnd) -> (Status, Option<ErrorInfo>) {
         let agent = self.agent;
         if let Some(StopCause::OutputTooLarge { bytes, cap }) = &end.stop {
             let message = format!(
@@ -56,7 +64,7 @@ impl Transcript {
             );
             return self.failed(ErrorKind::OutputTooLarge, message);
         }
-        match &self.terminal {
+        match self.terminal {
             Some(Terminal::Completed) => return (Status::Completed, None),
             Some(Terminal::Failed {
                 message,
@@ -67,7 +75,7 @@ impl Transcript {
         if let Some(stopped) = end.stop.as_ref().and_then(|stop| self.stopped(stop)) {
             return stopped;
         }
-        match &self.terminal {
+        match self.terminal {
             Some(Terminal::Aborted { message }) => self.failed(
                 self.classify(None, message),
                 format!("{agent} stopped its turn: {message}"),
@@ -110,7 +118,7 @@ impl Transcript {
     /// The CLI exited without a terminal event and without being asked to.
     fn crash(&self, end: &ProcessEnd) -> ErrorInfo {
         let agent = self.agent;
-        let said = self.last_error_notice.as_deref().or_else(|| {
+        let said = self.last_error_notice.or_else(|| {
             end.stderr_tail
                 .lines()
                 .rev()
@@ -140,7 +148,7 @@ impl Transcript {
         ErrorInfo {
             kind,
             message,
-            hint: kind.hint(self.agent),
+            hint: self.agent.hint(kind),
         }
     }
 }

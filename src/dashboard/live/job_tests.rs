@@ -33,7 +33,7 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
     }
     recorder.flush();
     let mut outcome = Outcome::not_run(
-        CODEX,
+        CODEX.name(),
         Status::Completed,
         cli_agent_engine::ErrorInfo {
             kind: cli_agent_engine::ErrorKind::AgentError,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::id::JobId;
 use super::trees::TreeState;
-use cli_agent_engine::isolation::Isolation;
+use cli_agent_engine::Isolation;
 
 /// Where a job is in its life. `queued`, `running` and `needs_input` are the unfinished states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]

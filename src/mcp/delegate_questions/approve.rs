@@ -137,9 +137,9 @@ pub struct Approver {
 
 impl Approver {
     /// `None` at `unlimited`, where the CLI asks nothing.
-    pub fn for_run(run: &RunRequest, asking: Asking) -> Option<Self> {
+    pub fn for_run(agent: Agent, run: &RunRequest, asking: Asking) -> Option<Self> {
         (run.permission < Permission::Unlimited).then(|| Self {
-            agent: run.agent,
+            agent,
             workspace: run.workspace.clone(),
             permission: run.permission,
             asking: Arc::new(asking),
@@ -350,9 +350,9 @@ mod tests {
     use super::*;
 
     fn approver(permission: Permission, how: BeyondBounds) -> Approver {
-        let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
+        let mut run = RunRequest::new("fix it", "/srv/project");
         run.permission = permission;
-        Approver::for_run(&run, Asking::nobody(how, None)).expect("below unlimited")
+        Approver::for_run(clis::CLAUDE, &run, Asking::nobody(how, None)).expect("below unlimited")
     }
 
     fn question(tool_name: &str, input: Value) -> Question {
@@ -436,10 +436,14 @@ mod tests {
             allowed_past: None,
         };
         store.insert(&job).unwrap();
-        let mut run = RunRequest::new(clis::CLAUDE, "fix it", &dir);
+        let mut run = RunRequest::new("fix it", &dir);
         run.permission = Permission::ReadOnly;
-        let approver =
-            Approver::for_run(&run, Asking::nobody(ASK, Some(store.recorder(&id)))).unwrap();
+        let approver = Approver::for_run(
+            clis::CLAUDE,
+            &run,
+            Asking::nobody(ASK, Some(store.recorder(&id))),
+        )
+        .unwrap();
         approver
             .verdict(question("Write", json!({"file_path": "a"})))
             .await;
@@ -470,8 +474,8 @@ mod tests {
 
     #[test]
     fn nothing_asks_at_unlimited() {
-        let mut run = RunRequest::new(clis::CLAUDE, "fix it", "/srv/project");
+        let mut run = RunRequest::new("fix it", "/srv/project");
         run.permission = Permission::Unlimited;
-        assert!(Approver::for_run(&run, Asking::nobody(ASK, None)).is_none());
+        assert!(Approver::for_run(clis::CLAUDE, &run, Asking::nobody(ASK, None)).is_none());
     }
 }

@@ -7,7 +7,7 @@ use axum::extract::{Request, State};
 use axum::http::{StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use cli_agent_engine::{QuestionEndpoint, RunRequest};
+use cli_agent_engine::{Agent, QuestionEndpoint, RunRequest};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::task::JoinHandle;
@@ -28,19 +28,19 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
-    /// An endpoint for `run` if its CLI has a hook and its level asks at all; `None` otherwise
+    /// An endpoint for `agent`'s `run` if its CLI has a hook and its level asks at all; `None` otherwise
     /// or when it cannot listen (the CLI then refuses on its own, as without a hook).
-    pub async fn open(run: &RunRequest, asking: Asking) -> Option<Self> {
-        run.agent.cli().question_hook()?;
-        let approver = Approver::for_run(run, asking)?;
+    pub async fn open(agent: Agent, run: &RunRequest, asking: Asking) -> Option<Self> {
+        agent.cli().question_hook()?;
+        let approver = Approver::for_run(agent, run, asking)?;
         match Self::listen(approver).await {
             Ok(endpoint) => {
                 let url = &endpoint.address.url;
-                tracing::info!(agent = %run.agent, %url, "the CLI's permission questions go to {url}");
+                tracing::info!(%agent, %url, "the CLI's permission questions go to {url}");
                 Some(endpoint)
             }
             Err(error) => {
-                tracing::warn!(agent = %run.agent, "no endpoint for the CLI's permission questions: {error}");
+                tracing::warn!(%agent, "no endpoint for the CLI's permission questions: {error}");
                 None
             }
         }
@@ -146,11 +146,11 @@ mod tests {
 
     #[tokio::test]
     async fn only_the_runs_token_gets_in_and_nothing_listens_after_close() {
-        let run = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
+        let run = RunRequest::new("fix it", "/tmp");
         let how = BeyondBounds::Ask {
             timeout: Duration::from_secs(1),
         };
-        let endpoint = Endpoint::open(&run, nobody(how))
+        let endpoint = Endpoint::open(clis::CLAUDE, &run, nobody(how))
             .await
             .expect("claude has a hook");
         let address = endpoint.address();
@@ -175,10 +175,18 @@ mod tests {
     #[tokio::test]
     async fn no_endpoint_for_a_cli_without_a_hook_or_at_unlimited() {
         let how = BeyondBounds::Refuse;
-        let codex = RunRequest::new(clis::CODEX, "fix it", "/tmp");
-        assert!(Endpoint::open(&codex, nobody(how)).await.is_none());
-        let mut claude = RunRequest::new(clis::CLAUDE, "fix it", "/tmp");
+        let codex = RunRequest::new("fix it", "/tmp");
+        assert!(
+            Endpoint::open(clis::CODEX, &codex, nobody(how))
+                .await
+                .is_none()
+        );
+        let mut claude = RunRequest::new("fix it", "/tmp");
         claude.permission = cli_agent_engine::Permission::Unlimited;
-        assert!(Endpoint::open(&claude, nobody(how)).await.is_none());
+        assert!(
+            Endpoint::open(clis::CLAUDE, &claude, nobody(how))
+                .await
+                .is_none()
+        );
     }
 }

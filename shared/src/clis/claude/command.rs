@@ -43,7 +43,7 @@ pub(super) fn command(
             cmd.args(["--permission-mode", "acceptEdits", "--allowedTools", "Bash"]);
         }
         Permission::Unlimited => {
-            refuse_bypass_as_root(request, as_root)?;
+            refuse_bypass_as_root(as_root)?;
             cmd.arg("--dangerously-skip-permissions");
         }
     }
@@ -77,12 +77,13 @@ pub(super) fn hand_questions(endpoint: &QuestionEndpoint, cmd: &mut CommandLine)
 }
 
 /// claude refuses its bypass flag as root unless the environment says it is a sandbox.
-fn refuse_bypass_as_root(request: &RunRequest, as_root: bool) -> Result<(), SetupError> {
+fn refuse_bypass_as_root(as_root: bool) -> Result<(), SetupError> {
     if !as_root || std::env::var_os("IS_SANDBOX").is_some_and(|v| v == "1") {
         return Ok(());
     }
+    // The CLI's own refusal, whichever agent runs it: named by the CLI.
     Err(SetupError::PermissionUnavailable {
-        agent: request.agent,
+        agent: "claude",
         permission: Permission::Unlimited,
         reason:
             "claude refuses --dangerously-skip-permissions when run as root. Run the server as \
@@ -99,7 +100,7 @@ mod tests {
     #[test]
     fn read_only_pins_the_default_permission_mode_and_passes_no_prompt_argument() {
         let cmd = command(
-            &crate::command::request(crate::clis::CLAUDE),
+            &crate::request::flag_prompt_request(),
             Path::new("claude"),
             false,
         )
@@ -119,7 +120,7 @@ mod tests {
 
     #[test]
     fn values_are_bound_to_their_flags() {
-        let mut request = crate::command::request(crate::clis::CLAUDE);
+        let mut request = crate::request::flag_prompt_request();
         request.session_id = Some("f683".into());
         request.model = Some("--evil".into());
         request.append_system_prompt = Some("-- be brief".into());
@@ -133,13 +134,16 @@ mod tests {
 
     #[test]
     fn questions_go_to_the_endpoints_tool_with_the_token_in_the_environment_only() {
-        let mut request = crate::command::request(crate::clis::CLAUDE);
+        let mut request = crate::request::flag_prompt_request();
         request.questions = Some(QuestionEndpoint {
             url: "http://127.0.0.1:4242/mcp".into(),
             token: "s3cret".into(),
             tool: "approve".into(),
         });
-        let cmd = crate::command::build(&request, Path::new("claude"), &[]).unwrap();
+        let claude = crate::agent::Agent::builtin(&super::super::Claude);
+        let cmd = claude
+            .command_line(&request, Path::new("claude"), &[])
+            .unwrap();
         assert!(
             cmd.args
                 .contains(&"--permission-prompt-tool=mcp__cam_questions__approve".into())
@@ -159,7 +163,7 @@ mod tests {
 
         // Nothing asks at unlimited (as root without IS_SANDBOX=1 the level is refused).
         request.permission = Permission::Unlimited;
-        if let Ok(cmd) = crate::command::build(&request, Path::new("claude"), &[]) {
+        if let Ok(cmd) = claude.command_line(&request, Path::new("claude"), &[]) {
             assert!(!cmd.args.iter().any(|a| a.starts_with("--mcp-config")));
         }
     }
@@ -169,7 +173,7 @@ mod tests {
         if std::env::var_os("IS_SANDBOX").is_some() {
             return;
         }
-        let mut request = crate::command::request(crate::clis::CLAUDE);
+        let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::Unlimited;
         let error = command(&request, Path::new("claude"), true)
             .unwrap_err()

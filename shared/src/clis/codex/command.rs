@@ -50,11 +50,10 @@ fn toml_string(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::CODEX;
 
     #[test]
     fn new_run_sets_the_sandbox_and_reads_the_prompt_from_stdin() {
-        let cmd = command(&crate::command::request(CODEX), Path::new("codex"));
+        let cmd = command(&crate::request::flag_prompt_request(), Path::new("codex"));
         assert_eq!(
             cmd.args,
             [
@@ -71,7 +70,7 @@ mod tests {
 
     #[test]
     fn resume_sets_the_sandbox_through_config_because_resume_has_no_s_flag() {
-        let mut request = crate::command::request(CODEX);
+        let mut request = crate::request::flag_prompt_request();
         request.session_id = Some("0199-thread".into());
         request.permission = Permission::WorkspaceWrite;
         request.model = Some("gpt-5.5".into());
@@ -94,7 +93,7 @@ mod tests {
 
     #[test]
     fn unlimited_is_danger_full_access() {
-        let mut request = crate::command::request(CODEX);
+        let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::Unlimited;
         assert!(
             command(&request, Path::new("codex"))

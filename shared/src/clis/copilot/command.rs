@@ -22,11 +22,10 @@ pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::COPILOT;
 
     #[test]
     fn read_only_denies_the_shell_and_writes_and_passes_no_prompt_argument() {
-        let cmd = command(&crate::command::request(COPILOT), Path::new("copilot"));
+        let cmd = command(&crate::request::flag_prompt_request(), Path::new("copilot"));
         assert_eq!(
             cmd.args,
             [
@@ -41,7 +40,7 @@ mod tests {
 
     #[test]
     fn resume_and_model_are_bound_values() {
-        let mut request = crate::command::request(COPILOT);
+        let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::Unlimited;
         request.model = Some("--allow-all".into());
         request.session_id = Some("8501240f".into());

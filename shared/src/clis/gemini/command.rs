@@ -29,11 +29,10 @@ fn approval_mode(permission: Permission) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::GEMINI;
 
     #[test]
     fn read_only_is_the_default_approval_mode() {
-        let cmd = command(&crate::command::request(GEMINI), Path::new("gemini"));
+        let cmd = command(&crate::request::flag_prompt_request(), Path::new("gemini"));
         assert_eq!(
             cmd.args,
             [
@@ -47,7 +46,7 @@ mod tests {
 
     #[test]
     fn resume_and_model_are_bound_values() {
-        let mut request = crate::command::request(GEMINI);
+        let mut request = crate::request::flag_prompt_request();
         request.session_id = Some("e59b".into());
         request.model = Some("gemini-2.5-flash".into());
         request.permission = Permission::Unlimited;

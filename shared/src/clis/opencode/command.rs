@@ -50,11 +50,10 @@ fn policy(permission: Permission) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::OPENCODE;
 
     #[test]
     fn read_only_denies_edits_and_the_shell() {
-        let cmd = command(&crate::command::request(OPENCODE), Path::new("opencode"));
+        let cmd = command(&crate::request::flag_prompt_request(), Path::new("opencode"));
         assert_eq!(cmd.args, ["run", "--format", "json", "--thinking"]);
         let policy = cmd.env[0].1.to_str().unwrap();
         let policy: serde_json::Value = serde_json::from_str(policy).unwrap();
@@ -66,7 +65,7 @@ mod tests {
 
     #[test]
     fn resume_names_the_session() {
-        let mut request = crate::command::request(OPENCODE);
+        let mut request = crate::request::flag_prompt_request();
         request.session_id = Some("ses_abc".into());
         assert!(
             command(&request, Path::new("opencode"))

@@ -38,11 +38,10 @@ fn approval_mode(permission: Permission) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clis::QWEN;
 
     #[test]
     fn read_only_is_plan_mode_and_passes_no_prompt_argument() {
-        let cmd = command(&crate::command::request(QWEN), Path::new("qwen"));
+        let cmd = command(&crate::request::flag_prompt_request(), Path::new("qwen"));
         assert_eq!(
             cmd.args,
             ["--output-format", "stream-json", "--approval-mode", "plan"]
@@ -51,7 +50,7 @@ mod tests {
 
     #[test]
     fn workspace_write_pre_approves_only_the_shell_and_values_are_bound() {
-        let mut request = crate::command::request(QWEN);
+        let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::WorkspaceWrite;
         request.model = Some("--yolo".into());
         request.session_id = Some("c051".into());
