@@ -1,6 +1,6 @@
 //! The config file through the real binary: where it is found, flags over env over file over
 //! defaults with `config` naming each source, errors on their file and line, per-agent
-//! settings reaching the CLI, and the README's example loading.
+//! settings reaching the CLI, and docs/configuration.md's example loading.
 
 mod common;
 
@@ -326,7 +326,7 @@ fn the_store_settings_of_the_file_reach_the_job_store() {
 #[test]
 fn the_readme_example_loads_with_its_agents() {
     let home = TempDir::new("cam-config-example");
-    // The README's example, as a user would copy it.
+    // docs/configuration.md's example, as a user would copy it.
     let example = home.path().join("example.toml");
     std::fs::write(&example, common::readme_snippet("config-example")).unwrap();
     let report = config_json(

@@ -1,7 +1,7 @@
-//! The client snippets of README.md, checked: those of "Use as an MCP server", which run an
-//! installed `cli-agent-mcp`, and those of "Install", which run `npx -y cli-agent-mcp`. Each
-//! one, read from the README, starts the built server, which must answer `initialize` and list
-//! the tools the snippet's environment asks for. `npx -y cli-agent-mcp` stands for the published
+//! The client snippets of the documentation, checked wherever they live (README.md or docs/,
+//! found by their `<!-- check: … -->` markers): those that run an installed `cli-agent-mcp`, and
+//! those that run `npx -y cli-agent-mcp`. Each one, read from its page, starts the built server,
+//! which must answer `initialize` and list the tools the snippet's environment asks for. `npx -y cli-agent-mcp` stands for the published
 //! package, which holds this same binary (scripts/package): here it resolves to the built
 //! binary, since the registry is not reached and this version may not be published yet. The
 //! Cursor install link must carry the Cursor snippet's entry. When the real CLIs are installed
@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::Command;
 
 use cli_agent_engine::clis;
-use common::{TempDir, readme_snippet};
+use common::{TempDir, doc_page_with, readme_snippet};
 use mcp::Server;
 use serde_json::{Value, json};
 
@@ -178,12 +178,11 @@ async fn each_install_snippet_starts_a_server_with_every_tool() {
 
 /// The Cursor install link's query: `name` and the base64 `config`, decoded.
 fn cursor_link() -> (String, Value) {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-        .expect("read README.md");
     let prefix = "cursor://anysphere.cursor-deeplink/mcp/install?";
-    let query = readme
+    let (_, page) = doc_page_with(prefix);
+    let query = page
         .split_once(prefix)
-        .expect("README.md has a Cursor install link")
+        .expect("the page has the link")
         .1
         .split(|c: char| c == '`' || c.is_whitespace())
         .next()
@@ -246,7 +245,7 @@ impl ClientHome {
         std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     }
 
-    /// Run the README's `<client> mcp add …` line `snippet` with the client at `bin`.
+    /// Run the documentation's `<client> mcp add …` line `snippet` with the client at `bin`.
     fn run_add_line(&self, bin: &Path, client: &str, snippet: &str) {
         let words: Vec<String> = readme_snippet(snippet)
             .split_whitespace()
@@ -257,7 +256,7 @@ impl ClientHome {
         self.run(bin, &args);
     }
 
-    /// What codex makes of the README's config file `snippet`: `codex mcp get --json`.
+    /// What codex makes of the documentation's config file `snippet`: `codex mcp get --json`.
     fn codex_reads(&self, codex: &Path, snippet: &str) -> Value {
         std::fs::write(self.dir.path().join("config.toml"), readme_snippet(snippet))
             .expect("config");
@@ -315,7 +314,7 @@ async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
     home.run_add_line(&claude, "claude", "claude-code");
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 
-    // The Install section's line, its npx standing in for the package.
+    // The README's npx line, its npx standing in for the package.
     let home = ClientHome::new();
     home.stand_in_npx();
     home.run_add_line(&claude, "claude", "install-claude-code");

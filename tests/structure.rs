@@ -1,7 +1,8 @@
 //! The layout's promises, checked on every run: no import circle between the modules of
 //! either crate (`scripts/import-cycles`), no function of either crate over 50 lines
-//! (`scripts/long-functions`), and no OS's own calls outside its platform module
-//! (`scripts/os-calls`).
+//! (`scripts/long-functions`), no OS's own calls outside its platform module
+//! (`scripts/os-calls`), and no relative link of the markdown to a missing page or heading
+//! (`scripts/doc-links`).
 
 use std::path::Path;
 use std::process::Command;
@@ -77,4 +78,39 @@ fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests()
             && text.contains("tools::job_wait -> tools::job"),
         "{text}"
     );
+}
+
+#[test]
+fn every_relative_link_of_the_docs_leads_to_a_page_and_a_heading() {
+    script_passes("scripts/doc-links");
+}
+
+#[test]
+fn doc_links_names_a_missing_page_and_a_missing_heading() {
+    let root = std::env::temp_dir().join(format!("cam-doc-links-{}", std::process::id()));
+    let page = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("make the tree");
+        std::fs::write(path, text).expect("write a page");
+    };
+    page(
+        "README.md",
+        "# Top\n\n[fine](docs/a.md#a-heading-with-code) [gone](docs/missing.md)\n\
+         ```sh\n[in code](nowhere.md)\n```\n",
+    );
+    page(
+        "docs/a.md",
+        "# A heading with `code`\n\n[back](../README.md#top) [lost](../README.md#no-such-heading)\n",
+    );
+    let output = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/doc-links"))
+        .arg(&root)
+        .output()
+        .expect("run scripts/doc-links with python3");
+    std::fs::remove_dir_all(&root).expect("remove the tree");
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{printed}");
+    let expected = "README.md:3: docs/missing.md: no such file: docs/missing.md\n\
+                    docs/a.md:3: ../README.md#no-such-heading: no heading #no-such-heading in README.md\n";
+    assert_eq!(printed, expected);
 }

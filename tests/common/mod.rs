@@ -218,20 +218,68 @@ pub fn skip_unless_required(message: &str) {
     eprintln!("skipped: {message}");
 }
 
-/// The fenced block after `<!-- check: <name> -->` in README.md.
+/// The fenced block after `<!-- check: <name> -->` in README.md or a page of docs/, wherever the
+/// snippet lives now; the marker must be in exactly one place.
 pub fn readme_snippet(name: &str) -> String {
-    let readme =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .expect("read README.md");
     let marker = format!("<!-- check: {name} -->");
-    let after = readme
-        .split_once(&marker)
-        .unwrap_or_else(|| panic!("README.md has no {marker}"))
-        .1;
-    let block = after.split_once("```").expect("a fenced block").1;
-    let body = block.split_once('\n').expect("an info string").1;
-    body.split_once("```")
-        .expect("the block's end")
-        .0
+    let (page, text) = doc_page_with(&marker);
+    let after = text.split_once(&marker).expect("the page has the marker").1;
+    fenced_body(after)
+        .unwrap_or_else(|| panic!("{page}: {marker} is not followed by a fenced block"))
         .to_owned()
+}
+
+/// The body of the first fenced block in `text`, without its info string.
+fn fenced_body(text: &str) -> Option<&str> {
+    let opened = text.split_once("```")?.1;
+    let body = opened.split_once('\n')?.1;
+    Some(body.split_once("```")?.0)
+}
+
+/// The one page of the documentation (README.md, docs/**/*.md) that holds `needle`, by its path
+/// relative to the repository, with its text. Panics if none or more than one does, or if that
+/// page holds it twice: a test reading a snippet must know which one it reads.
+pub fn doc_page_with(needle: &str) -> (String, String) {
+    let holders: Vec<(String, String)> = doc_pages()
+        .into_iter()
+        .filter(|(_, text)| text.contains(needle))
+        .collect();
+    match holders.as_slice() {
+        [(page, text)] if text.matches(needle).count() == 1 => (page.clone(), text.clone()),
+        [(page, _)] => panic!("{page} holds `{needle}` more than once"),
+        [] => panic!("neither README.md nor a page of docs/ holds `{needle}`"),
+        many => {
+            let pages: Vec<&str> = many.iter().map(|(page, _)| page.as_str()).collect();
+            panic!("`{needle}` is in more than one page: {}", pages.join(", "))
+        }
+    }
+}
+
+/// README.md and every markdown page under docs/, as (path relative to the repository, text).
+pub fn doc_pages() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = vec![root.join("README.md")];
+    markdown_under(&root.join("docs"), &mut paths);
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|error| panic!("read {}: {error}", path.display()));
+            let relative = path.strip_prefix(root).expect("under the repository");
+            (relative.display().to_string(), text)
+        })
+        .collect()
+}
+
+fn markdown_under(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|error| panic!("read {}: {error}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            markdown_under(&path, found);
+        } else if path.extension().is_some_and(|extension| extension == "md") {
+            found.push(path);
+        }
+    }
 }

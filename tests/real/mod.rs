@@ -148,7 +148,7 @@ pub fn closed_port() -> u16 {
 /// How a sandbox configures the CLI's own retries of failed model requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Retries {
-    /// The settings the README recommends for fast failures.
+    /// The settings docs/clis.md recommends for fast failures.
     Shortened,
     /// The CLI's defaults (codex retries a refused connection forever).
     Defaults,
