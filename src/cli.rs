@@ -7,10 +7,10 @@ use std::time::Duration;
 use std::collections::HashMap;
 
 use clap::{Arg, Args, CommandFactory, Parser, Subcommand};
+use cli_agent_engine::Base;
 use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
-use cli_agent_engine::git::Base;
 use cli_agent_engine::sandbox::SandboxMode;
 use cli_agent_engine::{EngineConfig, Permission};
 

@@ -23,7 +23,8 @@ mod synthetic_repo;
 
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::git::{Base, BranchFate, Git, JobKey, Repo};
+use cli_agent_engine::Base;
+use cli_agent_engine::git::{BranchFate, Git, JobKey, Repo};
 use synthetic_repo::{Checkout, EDITED, SyntheticRepo, median, timed};
 
 const RUNS: usize = 5;

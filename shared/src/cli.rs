@@ -9,7 +9,8 @@ use crate::command::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
-use crate::outcome::{ErrorKind, Usage};
+use crate::event::Usage;
+use crate::outcome::ErrorKind;
 use crate::request::{Permission, QuestionEndpoint, RunRequest};
 use crate::version;
 

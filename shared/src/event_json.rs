@@ -193,7 +193,7 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::Usage;
+    use crate::event::Usage;
     use crate::question::{PersonAnswer, PersonQuestion, QuestionAbout};
 
     /// Strings with every byte serde_json escapes, and some it does not.

@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::git::{
-    Base, BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
+    BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
 };
-use crate::request::{Isolation, Permission};
+use crate::request::{Base, Isolation, Permission};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TreeError {

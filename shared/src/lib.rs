@@ -54,11 +54,11 @@ on_supported_os! {
     pub use config::EngineConfig;
     pub use engine::{Engine, Prepared};
     pub use error::SetupError;
-    pub use event::{AgentEvent, NoticeLevel};
+    pub use event::{AgentEvent, NoticeLevel, Usage};
     pub use locate::{CliSource, FoundCli, find_cli};
-    pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary, Usage};
+    pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary};
     pub use output_schema::OutputSchema;
     pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
-    pub use request::{Isolation, Permission, QuestionEndpoint, RunRequest};
+    pub use request::{Base, Isolation, Permission, QuestionEndpoint, RunRequest};
     pub use supervise::Observer;
 }

@@ -5,6 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::event::Usage;
 use crate::isolation::TreeOutcome;
 use crate::redact::redact_in_place;
 
@@ -64,18 +65,6 @@ impl Status {
     }
 }
 
-/// Token usage of one run, normalised across CLIs: `input_tokens` includes cached input,
-/// `output_tokens` includes reasoning.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub cached_input_tokens: u64,
-    pub output_tokens: u64,
-    /// Reasoning tokens, where the CLI reports them separately.
-    pub reasoning_tokens: Option<u64>,
-    /// Cost in US dollars, where the CLI reports it.
-    pub cost_usd: Option<f64>,
-}
 
 impl Outcome {
     /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
@@ -115,22 +104,6 @@ impl Outcome {
     }
 }
 
-impl Usage {
-    /// This run's share of a usage the CLI reports cumulatively (codex, per thread).
-    pub fn since(&self, earlier: &Usage) -> Usage {
-        Usage {
-            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
-            cached_input_tokens: self
-                .cached_input_tokens
-                .saturating_sub(earlier.cached_input_tokens),
-            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
-            reasoning_tokens: self
-                .reasoning_tokens
-                .map(|now| now.saturating_sub(earlier.reasoning_tokens.unwrap_or(0))),
-            cost_usd: self.cost_usd,
-        }
-    }
-}
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolSummary {

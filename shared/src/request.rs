@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 
-use crate::git::Base;
 use crate::output_schema::OutputSchema;
 use crate::question::PersonWait;
 use serde::{Deserialize, Serialize};
@@ -94,6 +93,17 @@ impl std::str::FromStr for Isolation {
             .find(|isolation| isolation.name() == s)
             .ok_or_else(|| format!("unknown isolation `{s}`: expected none or worktree"))
     }
+}
+
+/// What an isolated run's worktree starts from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Base {
+    /// The caller's working state: HEAD plus uncommitted and untracked (not ignored) work.
+    #[default]
+    WorkingState,
+    /// The HEAD commit alone.
+    Head,
 }
 
 /// One run, whichever agent runs it (the engine takes the agent beside the request).

@@ -293,7 +293,7 @@ pub(crate) fn assert_each_malformed<D: super::Dialect + Default>(lines: &[(&str,
 
 /// The latest usage a parsed stream reported.
 #[cfg(test)]
-pub(crate) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::outcome::Usage> {
+pub(crate) fn last_usage(events: &[crate::event::AgentEvent]) -> Option<crate::event::Usage> {
     events.iter().rev().find_map(|event| match event {
         crate::event::AgentEvent::Usage(usage) => Some(*usage),
         _ => None,

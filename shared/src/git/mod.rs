@@ -12,7 +12,8 @@
 //!
 //! ```no_run
 //! # fn sketch() -> Result<(), cli_agent_engine::git::GitError> {
-//! use cli_agent_engine::git::{Base, BranchFate, JobKey, Mode, Repo};
+//! use cli_agent_engine::Base;
+//! use cli_agent_engine::git::{BranchFate, JobKey, Mode, Repo};
 //! # let (workspace, state_dir) = (std::path::Path::new("."), std::path::Path::new("/tmp"));
 //! let job = JobKey::new("job_3k7qmz2xw4abcdef")?;
 //! let Some(repo) = Repo::discover(workspace)? else { return Ok(()) }; // Changes::outside_repository
@@ -49,7 +50,7 @@ pub use job::JobKey;
 pub use merge::{Merged, Mode};
 pub use repo::{Repo, not_tracked_reason};
 pub use snapshot::{KeptIndex, Snapshot};
-pub use worktree::{Base, BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
+pub use worktree::{BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
 
 #[cfg(test)]
 mod tests;

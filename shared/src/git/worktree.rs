@@ -10,20 +10,10 @@ use super::error::GitError;
 use super::job::JobKey;
 use super::repo::Repo;
 use super::snapshot::Snapshot;
+use crate::request::Base;
 
 /// The label of the snapshot a worktree starts from.
 const BASE_LABEL: &str = "base";
-
-/// What a job's worktree starts from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Base {
-    /// The caller's working state: HEAD plus uncommitted and untracked (not ignored) work.
-    #[default]
-    WorkingState,
-    /// The HEAD commit alone.
-    Head,
-}
 
 /// A job's worktree as made.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use cli_agent_engine::Base;
 use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::BUILTINS;
-use cli_agent_engine::git::Base;
 use cli_agent_engine::output_schema::{OutputSchema, SchemaError};
 use cli_agent_engine::{Agent, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;

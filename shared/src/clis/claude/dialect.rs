@@ -13,7 +13,7 @@ use crate::dialect::json::{
 };
 use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
-use crate::outcome::Usage;
+use crate::event::Usage;
 
 /// Parser state for one claude run.
 #[derive(Debug, Default)]

@@ -12,7 +12,7 @@ use crate::dialect::scan::{Flat, Scanner};
 use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::open_calls::OpenCalls;
-use crate::outcome::Usage;
+use crate::event::Usage;
 
 /// Parser state for one codex run.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 
-use crate::outcome::Usage;
+use crate::event::Usage;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -9,7 +9,7 @@ use crate::dialect::json::{
 };
 use crate::dialect::{Dialect, LineIssue};
 use crate::event::AgentEvent;
-use crate::outcome::Usage;
+use crate::event::Usage;
 
 /// `step_finish` events with reason `unknown` in a row that mean a cut stream: opencode then
 /// starts a new model call, forever.

@@ -11,7 +11,7 @@ use crate::clis::claude::dialect::ClaudeDialect;
 use crate::dialect::json::{event_type, fields, loose_int, loose_string};
 use crate::dialect::{Dialect, LineIssue};
 use crate::event::{AgentEvent, NoticeLevel};
-use crate::outcome::Usage;
+use crate::event::Usage;
 
 /// Parser state for one qwen run: claude's, for the lines the two share.
 #[derive(Debug, Default)]

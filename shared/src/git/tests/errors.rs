@@ -1,7 +1,8 @@
 //! Bad input: each a typed error whose message says how to fix it.
 
 use super::*;
-use crate::git::{Base, GitError, Mode};
+use crate::git::{GitError, Mode};
+use crate::request::Base;
 
 #[test]
 fn a_bare_repository_is_refused() {

@@ -1,7 +1,8 @@
 //! Apply and revert.
 
 use super::*;
-use crate::git::{Base, GitError, Mode, Snapshot, Worktree};
+use crate::git::{GitError, Mode, Snapshot, Worktree};
+use crate::request::Base;
 
 /// A worktree job that ran `edit` in its tree; returns the worktree and its after snapshot.
 fn worktree_job(

@@ -1,7 +1,8 @@
 //! Worktrees of jobs.
 
 use super::*;
-use crate::git::{Base, BranchFate, GitError, disk_usage};
+use crate::git::{BranchFate, GitError, disk_usage};
+use crate::request::Base;
 
 fn refs_of(fixture: &Fixture, dir: &Path, key: &str) -> String {
     fixture.sh(
