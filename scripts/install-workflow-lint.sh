@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the GitHub workflow linters, pinned, into the git-ignored venv .tools/workflow-lint/,
-# where tests/workflows.rs looks: check-jsonschema (with its built-in schema of GitHub
+# where tests/packaging/workflows.rs looks: check-jsonschema (with its built-in schema of GitHub
 # workflows) and zizmor (the security audits of GitHub Actions). Both run offline. Their
 # dependencies are pinned too, as pip constraints (they apply only to what is installed, so a
 # Python that needs fewer or other backports still resolves).

@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-clis.sh
-cargo test --test real_captures -- --ignored --nocapture regenerate_golden_captures
+cargo test --test real -- --ignored --nocapture regenerate_golden_captures

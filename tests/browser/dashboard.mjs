@@ -1,6 +1,6 @@
 // The dashboard in a real browser: the system's Chromium, headless, driven by playwright-core.
-// tests/dashboard_browser.rs starts an MCP server with a slow background job and the dashboard,
-// then runs this with:
+// tests/browser/dashboard_browser.rs starts an MCP server with a slow background job and the
+// dashboard, then runs this with:
 //   DASHBOARD_URL  the URL the dashboard printed (with its one-time token)
 //   JOB_ID         the running job
 //   ANSWERED_ID    a completed job whose answer is markdown with raw HTML in it

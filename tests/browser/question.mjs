@@ -1,5 +1,5 @@
 // A question a job waits on (`--park-questions`), answered in a real browser.
-// tests/delegate_questions.rs starts a server whose claude job waits on the person, and the
+// tests/real/delegate_questions.rs starts a server whose claude job waits on the person, and the
 // dashboard, then runs this with (besides common.mjs's settings):
 //   DASHBOARD_URL  the URL the dashboard printed (with its one-time token)
 //   JOB_ID         the job that waits

@@ -5,7 +5,7 @@ where logging/setLevel governs what arrives)
 
 Checks the logging capability, sets the level to warning and, over http, has the server
 refuse a request from a foreign Origin: its warning must arrive as notifications/message
-(over stdio the SDK sends nothing the server warns about; tests/mcp_logging.rs covers it).
+(over stdio the SDK sends nothing the server warns about; tests/fast/mcp_logging.rs covers it).
 Then a failed call's job_result carries its status, error with hint and session id.
 Exits non-zero with a message on the first failure.
 """

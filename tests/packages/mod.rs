@@ -1,9 +1,9 @@
-//! What tests/packaging.rs installs and runs: the packages `scripts/package` builds (once per
-//! run of the test binary, into this run's own directory: a developer's dist/ is left alone,
-//! and two runs at once do not race on it), a sandbox (a fresh temp dir with its own home and a PATH
-//! of node, npm, python3 and a few basics, with no cargo and no checkout), and the installs
-//! made in it from those files alone: npm (the launcher and this platform's binary), a venv
-//! with the wheel, uv running the wheel.
+//! What tests/packaging/packaging.rs installs and runs: the packages `scripts/package` builds (once
+//! per run of the test binary, into this run's own directory: a developer's dist/ is left alone,
+//! and two runs at once do not race on it), a sandbox (a fresh temp dir with its own home and a
+//! PATH of node, npm, python3 and a few basics, with no cargo and no checkout), and the installs
+//! made in it from those files alone: npm (the launcher and this platform's binary), a venv with
+//! the wheel, uv running the wheel.
 #![allow(dead_code)]
 
 use std::ffi::OsStr;

@@ -1,0 +1,11 @@
+//! The dashboard in a real browser (playwright-core from scripts/install-browser.sh driving the
+//! system's Chromium): `cargo test --test browser`, or `scripts/test browser`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../mcp/mod.rs"]
+mod mcp;
+#[path = "../web/mod.rs"]
+mod web;
+
+mod dashboard_browser;

@@ -1,0 +1,159 @@
+//! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
+//! tests/conformance/package.json, installed with a Node 22 by scripts/install-conformance.sh)
+//! against the real binary on `serve --http`, with the suite's fixture tools switched on
+//! (`CAM_CONFORMANCE_FIXTURES=1`). Two runs: the active suite at 2025-11-25 (the `initialize`
+//! era, with sessions) and exactly what the 2026-07-28 revision requires (stateless). Each
+//! passes only if every failure is listed, with its reason, in
+//! tests/conformance/expected-failures.yml and no listed one passes.
+//!
+//! Each run's counts are printed (stderr): the checks passed and failed, and the failures the
+//! baseline expected, which must be exactly the entries that apply to the run (scenarios it
+//! ran and scores: all of the active suite; the `server` list of the revision's requirements).
+//!
+//! Without the suite installed the test is skipped with the command that installs it, unless
+//! `CAM_TEST_REQUIRE_ALL=1` (CI), where that is a failure.
+
+use crate::common;
+use crate::mcp;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use common::TempDir;
+use mcp::Server;
+use tokio::process::Command;
+
+const SETUP: &str = "scripts/install-conformance.sh";
+
+fn suite_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/conformance/node_modules")
+}
+
+/// The suite's Node and its entry point, if installed.
+fn suite() -> Option<(PathBuf, PathBuf)> {
+    let bin = suite_dir().join(".bin");
+    let (node, conformance) = (bin.join("node"), bin.join("conformance"));
+    (node.exists() && conformance.exists()).then_some((node, conformance))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_conformance_suite_passes_but_for_the_explained_expected_failures() {
+    let Some((node, conformance)) = suite() else {
+        common::skip_unless_required(&format!(
+            "the MCP conformance suite is not installed: run `{SETUP}`"
+        ));
+        return;
+    };
+    let expected =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/expected-failures.yml");
+    let entries = server_list(&std::fs::read_to_string(&expected).expect("the expected failures"));
+    let (server, url) = Server::builder()
+        .env("CAM_CONFORMANCE_FIXTURES", "1")
+        .spawn_http()
+        .await;
+    for selection in [
+        ["--spec-version", "2025-11-25"],
+        ["--requirements", "2026-07-28"],
+    ] {
+        let results = TempDir::new("conformance-results");
+        let output = Command::new(&node)
+            .arg(&conformance)
+            .args(["server", "--url", &url])
+            .args(selection)
+            .arg("--expected-failures")
+            .arg(&expected)
+            .arg("--output-dir")
+            .arg(results.path())
+            .kill_on_drop(true)
+            .output()
+            .await
+            .expect("run the conformance suite");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let run = Run::read(&stdout);
+        let applying = applying_entries(&entries, &run.scored(selection));
+        eprintln!(
+            "conformance {}: {}; {} expected failures ({} of the {} entries apply)",
+            selection.join(" "),
+            run.total,
+            run.expected_failures.len(),
+            applying.len(),
+            entries.len()
+        );
+        assert!(
+            output.status.success(),
+            "conformance {}: {}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}\n--- server ---\n{}",
+            selection.join(" "),
+            output.status,
+            String::from_utf8_lossy(&output.stderr),
+            server.stderr()
+        );
+        assert_eq!(run.expected_failures, applying, "{stdout}");
+    }
+}
+
+/// What one run of the suite printed.
+struct Run {
+    /// Its `Total: N passed, M failed` line (checks).
+    total: String,
+    /// The scenarios it ran.
+    ran: BTreeSet<String>,
+    /// The baseline entries it matched with a failure (`  ~ entry`).
+    expected_failures: BTreeSet<String>,
+}
+
+impl Run {
+    fn read(stdout: &str) -> Self {
+        let after = |prefix: &str| {
+            stdout
+                .lines()
+                .filter_map(|line| line.strip_prefix(prefix))
+                .map(|rest| rest.trim().trim_end_matches(" ===").to_owned())
+                .collect()
+        };
+        Self {
+            total: stdout
+                .lines()
+                .find(|line| line.starts_with("Total:"))
+                .unwrap_or("no total")
+                .to_owned(),
+            ran: after("=== Running scenario: "),
+            expected_failures: after("  ~ "),
+        }
+    }
+
+    /// The scenarios of this run the baseline is checked against: every one of the active
+    /// suite; of a revision's requirements, those it requires of a server (not `not_scored`).
+    fn scored(&self, selection: [&str; 2]) -> BTreeSet<String> {
+        match selection {
+            ["--requirements", revision] => {
+                let file = suite_dir()
+                    .join("@modelcontextprotocol/conformance/requirements")
+                    .join(format!("{revision}.yaml"));
+                let yaml = std::fs::read_to_string(&file).expect("the suite's requirements");
+                let required: BTreeSet<String> = server_list(&yaml).into_iter().collect();
+                self.ran.intersection(&required).cloned().collect()
+            }
+            _ => self.ran.clone(),
+        }
+    }
+}
+
+/// The entries (`scenario` or `scenario:check`) whose scenario is among `scored`.
+fn applying_entries(entries: &[String], scored: &BTreeSet<String>) -> BTreeSet<String> {
+    entries
+        .iter()
+        .filter(|entry| scored.contains(entry.split(':').next().unwrap_or_default()))
+        .cloned()
+        .collect()
+}
+
+/// The items of the top-level `server:` list of a YAML file of the suite's (`  - item  # why`).
+fn server_list(yaml: &str) -> Vec<String> {
+    yaml.lines()
+        .skip_while(|line| *line != "server:")
+        .skip(1)
+        .take_while(|line| !line.starts_with(|c: char| c.is_ascii_alphanumeric()))
+        .filter_map(|line| line.trim_start().strip_prefix("- "))
+        .map(|item| item.split('#').next().unwrap_or_default().trim().to_owned())
+        .collect()
+}

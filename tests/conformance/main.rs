@@ -1,0 +1,14 @@
+//! The server against outside MCP clients: the official conformance suite
+//! (scripts/install-conformance.sh) and the official Python SDK (`.venv`, whose
+//! delegate_questions client also needs the real claude): `cargo test --test conformance`, or
+//! `scripts/test conformance`, which installs them.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../mcp/mod.rs"]
+mod mcp;
+#[path = "../real/mod.rs"]
+mod real;
+
+mod conformance;
+mod mcp_interop;

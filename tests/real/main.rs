@@ -1,0 +1,22 @@
+//! The real CLIs (installed by scripts/install-clis.sh) against the mock model server, one
+//! binary: `cargo test --test real`, or `scripts/test real`, which installs them. Their
+//! helpers are this directory's mod.rs (module `real`), shared with the fast and conformance
+//! tiers. delegate_questions also drives a browser (scripts/install-browser.sh).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../mcp/mod.rs"]
+mod mcp;
+#[path = "mod.rs"]
+mod real;
+#[path = "../web/mod.rs"]
+mod web;
+
+mod delegate_questions;
+mod mcp_real_cli;
+mod real_captures;
+mod real_cli;
+mod real_hosts;
+mod real_isolation;
+mod real_output_schema;
+mod real_sandbox;

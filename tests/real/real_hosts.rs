@@ -1,0 +1,474 @@
+//! The product as it is used: a real coding CLI is the MCP host, with our server configured as
+//! its MCP server; the host's model (the mock) calls our tool; our server runs another real CLI
+//! against the same mock; the inner answer comes back to the host's model and into the host's
+//! final answer; an inner CLI's edit in a worktree is reviewed and applied by the host's model.
+//! codex hosts claude, claude hosts codex; Claude Code asks our server for its prompts and
+//! resources when it connects. A CLI that is not installed skips locally and fails in CI (see
+//! tests/real).
+
+use crate::common;
+use crate::real;
+
+use std::process::Output;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use cli_agent_engine::{Agent, clis};
+use common::{unique, wait_until};
+use real::repo::{ScriptedEdit, changed_lines, make_repo};
+use real::{MockModel, Retries, Sandbox};
+use serde_json::{Value, json};
+
+/// Characters of answer a tool result may carry (`CAM_MAX_RESULT_CHARS`, its default).
+const BUDGET: usize = 20_000;
+
+/// A host CLI, the CLI our server runs for it, and the mock both talk to.
+struct World {
+    mock: MockModel,
+    host: Sandbox,
+    inner: Sandbox,
+    /// Whether our server was seen running as the host's process during the turn.
+    server_seen: AtomicBool,
+}
+
+impl World {
+    /// `None` when either CLI is not installed.
+    fn new(host: Agent, inner: Agent) -> Option<Self> {
+        Self::with_server_env(host, inner, &[])
+    }
+
+    /// As [`World::new`], our server also given `extra` settings.
+    fn with_server_env(host: Agent, inner: Agent, extra: &[(&str, String)]) -> Option<Self> {
+        let (host_bin, inner_bin) = (real::installed(host)?, real::installed(inner)?);
+        let mock = MockModel::start();
+        let host = Sandbox::new(host, &host_bin, mock.port, Retries::Shortened);
+        let inner = Sandbox::new(inner, &inner_bin, mock.port, Retries::Shortened);
+        let tag = host.tag.split_once('=').expect("NAME=value").1.to_owned();
+        let bin_var = inner.agent.env_var("BIN");
+        let mut server_env = vec![
+            (bin_var.as_str(), path(&inner.wrapper)),
+            ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
+            ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
+            ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
+            // Our server and its guardian count as the host's processes.
+            ("CAM_TEST_TAG", tag),
+        ];
+        server_env.extend(extra.iter().cloned());
+        // The inner CLI's environment, so that our server's sandbox finds its state dirs.
+        server_env.extend(
+            inner
+                .env()
+                .iter()
+                .map(|(key, value)| (key.as_str(), value.clone())),
+        );
+        host.add_our_server(&server_env);
+        Some(Self {
+            mock,
+            host,
+            inner,
+            server_seen: false.into(),
+        })
+    }
+
+    /// One headless turn of the host on `prompt`; its JSONL, or a panic naming its stderr.
+    /// While it runs, watch for our server among the host's processes.
+    async fn host_turn(&self, prompt: &str) -> Vec<Value> {
+        let server = [env!("CARGO_BIN_EXE_cli-agent-mcp"), "serve"];
+        let turn = tokio::time::timeout(real::RUN_DEADLINE, self.host.host_turn(prompt).output());
+        let mut turn = std::pin::pin!(turn);
+        let output = loop {
+            tokio::select! {
+                output = &mut turn => break output,
+                () = tokio::time::sleep(Duration::from_millis(100)) => {
+                    if self.host.runs(&server) {
+                        self.server_seen.store(true, Ordering::Relaxed);
+                    }
+                }
+            }
+        };
+        let output = output
+            .unwrap_or_else(|_| panic!("{} did not finish its turn", self.host.agent))
+            .expect("start the host CLI");
+        assert!(output.status.success(), "{}", describe(&output));
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    }
+
+    /// The host's requests to the mock that answered one of its tool calls with `needle`.
+    fn host_requests_with_result(&self, needle: &str) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| {
+                request["tool_output"]
+                    .as_str()
+                    .is_some_and(|output| output.contains(needle))
+            })
+            .collect()
+    }
+
+    /// Our tools' structured results as the host handed them to its model, in order.
+    fn host_results(&self) -> Vec<Value> {
+        self.host_requests()
+            .iter()
+            .filter_map(|request| request["tool_output"].as_str().map(structured_result))
+            .collect()
+    }
+
+    /// The tools the host's model called, as the mock scripted them, in order.
+    fn host_tool_calls(&self) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| request["scenario"]["name"] == "tool_call")
+            .map(|request| request["scenario"].clone())
+            .collect()
+    }
+
+    /// The host's turns: their prompt is the script (the inner CLI's is the inner prompt).
+    fn host_requests(&self) -> Vec<Value> {
+        self.mock
+            .requests()
+            .into_iter()
+            .filter(|request| {
+                request["protocol"] == self.host.agent.name()
+                    && request["prompt"]
+                        .as_str()
+                        .is_some_and(|prompt| prompt.contains("CALL_TOOL:"))
+            })
+            .collect()
+    }
+
+    /// Neither the host, nor our server, nor the inner CLI left a process behind.
+    async fn assert_nothing_left(&self) {
+        assert!(
+            self.server_seen.load(Ordering::Relaxed),
+            "our server never ran among the host's processes"
+        );
+        wait_until("the host, our server and the inner CLI are gone", || {
+            self.host.survivors().is_empty() && self.inner.survivors().is_empty()
+        })
+        .await;
+    }
+}
+
+fn path(path: &std::path::Path) -> String {
+    path.to_str().expect("UTF-8 temp path").to_owned()
+}
+
+fn describe(output: &Output) -> String {
+    format!(
+        "{}\nstdout:\n{}\nstderr:\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The host's final answer in its JSONL: codex's last agent message, claude's result.
+fn final_answer(host: Agent, events: &[Value]) -> String {
+    let answer = match host.name() {
+        "codex" => events
+            .iter()
+            .rev()
+            .find(|event| {
+                event["type"] == "item.completed" && event["item"]["type"] == "agent_message"
+            })
+            .and_then(|event| event["item"]["text"].as_str()),
+        _ => events
+            .iter()
+            .rev()
+            .find(|event| event["type"] == "result")
+            .and_then(|event| event["result"].as_str()),
+    };
+    answer
+        .unwrap_or_else(|| panic!("{host} printed no final answer: {events:#?}"))
+        .to_owned()
+}
+
+/// The host script: call our `inner` tool with `arguments`, then (if given) `then` while the
+/// result says the job still runs, `$JOB_ID` standing for the job's id.
+fn script(inner: Agent, arguments: &Value, then: Option<(&str, Value)>) -> String {
+    let mut prompt = format!("CALL_TOOL: {} {arguments}", inner.name());
+    if let Some((tool, arguments)) = then {
+        prompt.push_str(&format!("\nTHEN_CALL: {tool} {arguments}"));
+    }
+    prompt
+}
+
+/// Our tool's structured result as the host handed it to its model: claude passes the JSON
+/// itself, codex after a `Wall time: …\nOutput:\n` frame.
+fn structured_result(output: &str) -> Value {
+    let json = output.find('{').map_or(output, |start| &output[start..]);
+    serde_json::from_str(json).unwrap_or_else(|error| panic!("{error}: {output}"))
+}
+
+/// codex finds our tools with its client-side tool_search: the mock searched, and codex
+/// answered with the namespace `mcp__cam` holding the tool.
+fn assert_found_by_tool_search(world: &World, tool: &str) {
+    if world.host.agent != clis::CODEX {
+        return;
+    }
+    let found = world.host_requests().iter().any(|request| {
+        request["body"]["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|item| item["type"] == "tool_search_output")
+            .flat_map(|item| item["tools"].as_array().into_iter().flatten())
+            .any(|namespace| {
+                namespace["name"] == format!("mcp__{}", real::MCP_SERVER)
+                    && namespace["tools"]
+                        .to_string()
+                        .contains(&format!("\"{tool}\""))
+            })
+    });
+    assert!(found, "codex's tool_search never listed {tool}");
+}
+
+async fn a_plain_delegation_returns_the_inner_answer_to_the_host(host: Agent, inner: Agent) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let marker = unique("inner");
+    let prompt = script(inner, &json!({"prompt": format!("ANSWER: {marker}")}), None);
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.starts_with("TOOL RESULT: "), "{answer}");
+    assert!(answer.contains(&marker), "{answer}");
+    assert!(
+        !world.mock.requests_with(inner, &marker).is_empty(),
+        "the inner {inner} never asked the model: {:#?}",
+        world.mock.requests()
+    );
+    assert_eq!(
+        world.host_tool_calls().len(),
+        1,
+        "{:#?}",
+        world.host_tool_calls()
+    );
+    assert!(
+        !world.host_requests_with_result(&marker).is_empty(),
+        "no request of the host carried our tool's result: {:#?}",
+        world.mock.requests()
+    );
+    assert_found_by_tool_search(&world, inner.name());
+    world.assert_nothing_left().await;
+}
+
+async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(host: Agent, inner: Agent) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let marker = unique("inner");
+    let arguments = json!({"prompt": format!("SLOW: 6 ANSWER: {marker}"), "handoff_after_secs": 2});
+    let wait = json!({"job_ids": ["$JOB_ID"], "timeout_secs": 20});
+    let prompt = script(inner, &arguments, Some(("job_wait", wait)));
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.contains(&marker), "{answer}");
+    let calls = world.host_tool_calls();
+    assert!(
+        calls.len() >= 2,
+        "no job_wait after the hand-off: {calls:#?}"
+    );
+    let handed_off = world
+        .host_requests()
+        .into_iter()
+        .find_map(|request| request["tool_output"].as_str().map(str::to_owned))
+        .expect("the host passed on our first result");
+    assert!(
+        handed_off.contains("\"status\":\"running\"") && !handed_off.contains(&marker),
+        "the first result was not a hand-off: {handed_off}"
+    );
+    let job_id = calls[1]["arguments"]["job_ids"][0]
+        .as_str()
+        .expect("job_wait names a job");
+    assert!(
+        job_id.starts_with("job_") && handed_off.contains(job_id),
+        "{calls:#?}"
+    );
+    assert!(
+        calls[1..].iter().all(|call| call["tool"] == "job_wait"),
+        "{calls:#?}"
+    );
+    assert_found_by_tool_search(&world, "job_wait");
+    world.assert_nothing_left().await;
+}
+
+/// The inner CLI is codex for both hosts: claude 2.1.197 exits before a pipe has taken all of
+/// a 1 MiB stream-json line (its last lines come out cut), which is not what this proves.
+async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
+    let inner = clis::CODEX;
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    const HUGE: usize = 1 << 20;
+    let marker = unique("big");
+    let inner_prompt = format!("LONG: {HUGE} ANSWER: {marker}");
+    let prompt = script(inner, &json!({ "prompt": inner_prompt }), None);
+
+    let events = world.host_turn(&prompt).await;
+
+    let answer = final_answer(host, &events);
+    assert!(answer.contains("job_result"), "{answer}");
+    let results = world.host_requests_with_result(&marker);
+    let result = results
+        .first()
+        .and_then(|request| request["tool_output"].as_str())
+        .expect("the host passed on our result");
+    assert!(
+        result.len() < BUDGET + 2_000,
+        "{} characters of result reached the host's model",
+        result.len()
+    );
+    assert!(
+        result.contains(&format!("\"answer_chars\":{HUGE}")) && result.contains("job_result"),
+        "the result neither says how long the answer is nor how to page it: {result}"
+    );
+    world.assert_nothing_left().await;
+}
+
+/// The host's model has our server run the inner CLI in a worktree, where the inner CLI's shell
+/// tool edits a tracked file; then reviews the job with `job_diff` and brings its edit into the
+/// host's workspace with `job_apply`.
+async fn an_isolated_edit_is_reviewed_and_applied_by_the_host(host: Agent, inner: Agent) {
+    let Some(world) = World::new(host, inner) else {
+        return;
+    };
+    let workspace = &world.host.workspace;
+    make_repo(workspace);
+    let edit = ScriptedEdit::by_shell(inner);
+    let arguments = json!({
+        "prompt": edit.prompt,
+        "permission": "workspace-write",
+        "isolation": "worktree",
+        "workspace": path(workspace),
+    });
+    let job = json!({"job_id": "$JOB_ID"});
+    let prompt = format!(
+        "{}\nNEXT_CALL: job_diff {job}\nNEXT_CALL: job_apply {job}",
+        script(inner, &arguments, None)
+    );
+
+    let events = world.host_turn(&prompt).await;
+
+    let tools: Vec<Value> = world
+        .host_tool_calls()
+        .iter()
+        .map(|call| call["tool"].clone())
+        .collect();
+    assert_eq!(
+        tools,
+        [inner.name(), "job_diff", "job_apply"],
+        "{events:#?}"
+    );
+    assert_reviewed_and_applied(&world.host_results(), &edit);
+    assert!(final_answer(host, &events).contains("\"written\":true"));
+    let content = edit.content_in(workspace);
+    assert_eq!(
+        content,
+        Some(edit.after),
+        "job_apply did not bring the edit in"
+    );
+    world.assert_nothing_left().await;
+}
+
+/// The host's model saw the run's `changes`, then `job_diff`'s diff, then `job_apply`'s result,
+/// each showing exactly `edit`.
+fn assert_reviewed_and_applied(results: &[Value], edit: &ScriptedEdit) {
+    let [report, diff, applied] = results else {
+        panic!(
+            "the host's model saw {} results: {results:#?}",
+            results.len()
+        );
+    };
+    let changes = &report["changes"];
+    assert_eq!(changes["isolation"], "worktree", "{report:#}");
+    assert_eq!(changes["files"], edit.file_change(), "{report:#}");
+    let diff = diff["diff"].as_str().unwrap_or_default();
+    assert_eq!(changed_lines(diff), edit.diff_lines(), "{diff}");
+    assert_eq!(applied["written"], true, "{applied:#}");
+}
+
+/// Claude Code, hosting our server headless, asks it for its prompts (its slash commands) and
+/// its resources at connect time (tools/list, prompts/list, resources/list; not the templates),
+/// and gets ours: rmcp's debug log of our server (in a file) records each request and the
+/// result it answered. A first turn runs a job, so the second turn's server lists it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_as_host_lists_our_prompts_and_resources() {
+    let log = common::TempDir::new("host-server-log");
+    let log_file = log.file("server.log");
+    let extra = [
+        ("CAM_LOG", "info,rmcp=debug".to_owned()),
+        ("CAM_LOG_FILE", path(&log_file)),
+    ];
+    let Some(world) = World::with_server_env(clis::CLAUDE, clis::CODEX, &extra) else {
+        return;
+    };
+    let marker = unique("hosted");
+    let delegate = script(
+        clis::CODEX,
+        &json!({"prompt": format!("ANSWER: {marker}")}),
+        None,
+    );
+    let events = world.host_turn(&delegate).await;
+    assert!(final_answer(clis::CLAUDE, &events).contains(&marker));
+    world.host_turn("ANSWER: listed").await;
+
+    let log = std::fs::read_to_string(&log_file).expect("our server's log");
+    for (request, result, ours) in [
+        ("ListPromptsRequest", "ListPromptsResult", "second_opinion"),
+        ("ListResourcesRequest", "ListResourcesResult", "job://job_"),
+    ] {
+        assert!(
+            log.lines()
+                .any(|line| line.contains("received request") && line.contains(request)),
+            "claude never sent {request}:\n{log}"
+        );
+        assert!(
+            log.lines().any(|line| line.contains("response message")
+                && line.contains(result)
+                && line.contains(ours)),
+            "no {result} with {ours:?} went back:\n{log}"
+        );
+    }
+    world.assert_nothing_left().await;
+}
+
+/// Each scenario with `$host` as the host CLI and `$inner` as the CLI our server runs for it.
+macro_rules! hosted {
+    ($module:ident: $host:ident hosts $inner:ident) => {
+        mod $module {
+            use cli_agent_engine::clis::{$host, $inner};
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_plain_delegation_returns_the_inner_answer_to_the_host() {
+                super::a_plain_delegation_returns_the_inner_answer_to_the_host($host, $inner).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_huge_answer_reaches_the_host_within_the_budget() {
+                super::a_huge_answer_reaches_the_host_within_the_budget($host).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn a_long_delegation_is_handed_off_and_collected_with_job_wait() {
+                super::a_long_delegation_is_handed_off_and_collected_with_job_wait($host, $inner)
+                    .await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn an_isolated_edit_is_reviewed_and_applied_by_the_host() {
+                super::an_isolated_edit_is_reviewed_and_applied_by_the_host($host, $inner).await;
+            }
+        }
+    };
+}
+
+hosted!(codex: CODEX hosts CLAUDE);
+hosted!(claude: CLAUDE hosts CODEX);

@@ -1,0 +1,12 @@
+//! The slow tests that need no outside tool, kept out of the inner loop
+//! (`cargo test --test slow`): new_cli builds a throwaway CLI's copy of the workspace (minutes),
+//! and load runs 400 calls at once, whose 1200 processes would slow every test running beside
+//! it in a shared binary.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../mcp/mod.rs"]
+mod mcp;
+
+mod load;
+mod new_cli;
