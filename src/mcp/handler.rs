@@ -351,7 +351,7 @@ impl AgentServer {
             return Err(result::shutting_down(agent));
         }
         let id = JobId::random();
-        let transcript = self.jobs.transcript(&id);
+        let transcript = self.jobs.transcript(&id).await;
         let client = ask::client_name(&peer);
         let asking = Asking {
             peer: Some(peer),

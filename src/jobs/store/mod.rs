@@ -10,6 +10,7 @@ mod id;
 mod owners;
 mod pages;
 mod parked;
+mod pending;
 mod queries;
 mod record;
 mod recorder;
@@ -32,6 +33,7 @@ use rusqlite::Connection;
 pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
+pub use pending::PendingStore;
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,
