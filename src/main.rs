@@ -56,9 +56,10 @@ fn main() -> ExitCode {
         tracing::warn!(%error);
         None
     });
-    // Held until we return; our death, however it comes, closes its pipe.
+    // Held until we return; our death, however it comes, closes its pipe. Started on a thread
+    // of its own, off the way to the server's first answer; runs wait for it.
     let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
-    let _guardian = starts_runs.then(start_guardian).flatten();
+    let _guardian = starts_runs.then(Guardian::start_in_background);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -103,13 +104,6 @@ fn return_large_blocks_when_freed() {
     unsafe {
         nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
-}
-
-/// Before the first run: the guardian that kills our runs' processes if we are killed.
-fn start_guardian() -> Option<Guardian> {
-    Guardian::start()
-        .inspect_err(|error| tracing::warn!(%error))
-        .ok()
 }
 
 /// The hidden `__guardian <marker prefix>` command: no runtime, no logging, no clap.

@@ -8,7 +8,11 @@
 //!    server's path costs, best of 3 passes: splitting the lines and
 //!    parsing them; the one-line description the progress observer makes of each event; and
 //!    `serde_json::to_writer` of each event into a reused buffer, as a job store's recorder
-//!    would write it, and `AgentEvent::write_json`, which writes the same bytes.
+//!    would write it, and `AgentEvent::write_json`, which writes the same bytes. Then the
+//!    whole of it through the engine: `Engine::run` of the stand-in that writes the stream
+//!    (tests/fixtures/quick-cli/codex, awk, one write per line), in MB of stream per CPU-second
+//!    of this process and its peak RSS (Linux), best of 3, against the server's goals (300 MB
+//!    per CPU-second, 20 MiB); the server bench's stream section adds MCP and the job store.
 //! 2. Spawn to first event: `Engine::run` of the fake CLI (`tests/fixtures/bin/<cli>`), from
 //!    just before the call to the first event the observer sees; p50 and p95 of 20 runs. The fake
 //!    is a Python script, so this includes the interpreter's start-up, printed alongside.
@@ -90,7 +94,9 @@ fn main() {
         report_exit_to_outcome(&runtime, &engine, workspace.path());
     }
     if wanted("long") {
+        let through_engine = EngineStream::measure(&runtime, workspace.path());
         report_long_run_stages();
+        through_engine.print();
     }
     if wanted("sandbox") {
         report_sandbox(&runtime, &bin, workspace.path());
@@ -285,21 +291,89 @@ fn parse_stream(stream: &str, mut take: impl FnMut(AgentEvent)) -> Duration {
     started.elapsed()
 }
 
+/// The long run through `Engine::run`, the stand-in writing it as a CLI would.
+struct EngineStream {
+    mb: f64,
+    /// The least CPU time of this process (every thread) one run took.
+    cpu: Duration,
+    /// The highest peak RSS of a run, in KiB (Linux only).
+    peak_kib: Option<u64>,
+}
+
+/// The server's goals for the stream, which the engine alone must meet with room to spare.
+const STREAM_MB_PER_CPU_SECOND_GOAL: f64 = 300.0;
+const STREAM_PEAK_RSS_GOAL_MIB: f64 = 20.0;
+
+impl EngineStream {
+    fn measure(runtime: &Runtime, workspace: &Path) -> Self {
+        let path = workspace.join("long-run.jsonl");
+        let stream = long_run::long_codex_stream(LONG_RUN_EVENTS);
+        std::fs::write(&path, &stream).expect("write the stream");
+        let mb = stream.len() as f64 / 1e6;
+        drop(stream);
+        let quick = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/quick-cli");
+        let engine = Engine::new(fake_cli_config(&quick));
+        let prompt = format!("stream={}", path.display());
+        let (mut cpu, mut peak_kib) = (Duration::MAX, None);
+        let mut ignore = |_: &[AgentEvent]| {};
+        for _ in 0..PARSE_PASSES {
+            reset_peak_rss();
+            let started = process_cpu();
+            let request = RunRequest::new(prompt.clone(), workspace);
+            let run = engine.run(clis::CODEX, request, CancellationToken::new(), &mut ignore);
+            let outcome = runtime.block_on(run).expect("start the stand-in");
+            cpu = cpu.min(process_cpu() - started);
+            assert_eq!(outcome.answer, "long-run-done", "{outcome:?}");
+            peak_kib = peak_kib.max(peak_rss_kib());
+        }
+        Self { mb, cpu, peak_kib }
+    }
+
+    fn print(&self) {
+        let rate = self.mb / self.cpu.as_secs_f64().max(1e-6);
+        let peak = self.peak_kib.map(|kib| kib as f64 / 1024.0);
+        let over = peak.is_some_and(|peak| peak > STREAM_PEAK_RSS_GOAL_MIB);
+        println!(
+            "   Engine::run of the stand-in writing it (awk), best of {PARSE_PASSES}: {rate:.0} MB \
+             per CPU-second of this process (goal at least {STREAM_MB_PER_CPU_SECOND_GOAL:.0}{}), \
+             peak RSS {} MiB (goal at most {STREAM_PEAK_RSS_GOAL_MIB:.0}{})",
+            missed(rate < STREAM_MB_PER_CPU_SECOND_GOAL),
+            peak.map_or("n/a".into(), |peak| format!("{peak:.1}")),
+            missed(over)
+        );
+    }
+}
+
+/// Marks a figure that misses its goal, so that a drop shows.
+fn missed(missed: bool) -> &'static str {
+    if missed { ", MISSED" } else { "" }
+}
+
+/// Starts this process's peak RSS afresh from its current RSS (Linux; elsewhere nothing).
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// This process's peak RSS in KiB, on Linux.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?;
+    line.split_whitespace().next()?.parse().ok()
+}
+
+/// The CPU time of this process, every thread of it.
+fn process_cpu() -> Duration {
+    cpu_clock(nix::libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
 /// This thread's CPU time: what a stage costs, whatever else the machine runs meanwhile.
 struct CpuTime(Duration);
 
 impl CpuTime {
     fn now() -> Self {
-        use nix::libc::{CLOCK_THREAD_CPUTIME_ID, clock_gettime, timespec};
-        let mut time = timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: clock_gettime only writes the timespec it is given.
-        let read = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut time) };
-        assert_eq!(read, 0, "read this thread's CPU time");
-        let nanos = u32::try_from(time.tv_nsec).expect("nanoseconds below 10^9");
-        Self(Duration::new(time.tv_sec.unsigned_abs(), nanos))
+        Self(thread_cpu())
     }
 
     fn elapsed(&self) -> Duration {
@@ -673,11 +747,18 @@ async fn spawn_true(dir: &Path, ruleset: Option<platform::SpawnSandbox>) -> Dura
 
 /// This thread's CPU time so far (its POSIX CPU-time clock, on Linux and macOS alike).
 fn thread_cpu() -> Duration {
-    let mut now = std::mem::MaybeUninit::<nix::libc::timespec>::zeroed();
-    // SAFETY: clock_gettime fills the struct it is given; the clock id is a constant.
-    let now = unsafe {
-        nix::libc::clock_gettime(nix::libc::CLOCK_THREAD_CPUTIME_ID, now.as_mut_ptr());
-        now.assume_init()
+    cpu_clock(nix::libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// The time of a POSIX CPU-time clock.
+fn cpu_clock(clock: nix::libc::clockid_t) -> Duration {
+    let mut time = nix::libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
     };
-    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let read = unsafe { nix::libc::clock_gettime(clock, &mut time) };
+    assert_eq!(read, 0, "read a CPU-time clock");
+    let nanos = u32::try_from(time.tv_nsec).expect("nanoseconds below 10^9");
+    Duration::new(time.tv_sec.unsigned_abs(), nanos)
 }

@@ -74,6 +74,11 @@ impl AgentEvent {
         Some(line)
     }
 
+    /// Whether [`AgentEvent::describe`] has a line for it.
+    pub fn has_line(&self) -> bool {
+        self.line_parts().is_some()
+    }
+
     /// [`AgentEvent::describe`] into `line`, reusing its allocation; true if that changed
     /// `line` (an event with no line, or the same line again, leaves it as it was). Called for
     /// every event: most say what the one before said ("thinking").

@@ -2,7 +2,7 @@
 //! engine only carries it in the event stream; whoever asks (the MCP server, by elicitation)
 //! records it in the run's transcript.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use serde::Serialize;
 use tokio::time::Instant;
@@ -122,7 +122,10 @@ pub fn denial_message(asked: &str, why: &str, how_to_allow: &str) -> String {
 /// A denial made with [`denial_message`] in a line of the CLI's output (the tool's result,
 /// JSON-escaped as the CLI wrote it): "cli-agent-mcp denied <what>: <why>".
 pub fn denial_in(line: &str) -> Option<String> {
-    let rest = &line[line.find(DENIAL)?..];
+    // Searched for in every tool's end: a finder made once, not at each search.
+    static FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new(DENIAL));
+    let rest = &line[FINDER.find(line.as_bytes())?..];
     let end = rest.find(HOW_TO_ALLOW)?;
     Some(rest[..end].replace("\\\"", "\"").replace("\\\\", "\\"))
 }

@@ -70,36 +70,39 @@ const fn value(pattern: &'static str) -> Rule {
     }
 }
 
-struct Compiled {
-    any: RegexSet,
-    each: Vec<(Regex, bool)>,
-}
-
-/// The patterns are constants: a failure to compile is a bug that every test catches.
-static COMPILED: LazyLock<Compiled> = LazyLock::new(|| {
-    let patterns = RULES.iter().map(|rule| rule.pattern);
-    Compiled {
-        any: RegexSet::new(patterns).expect("the redaction patterns compile"),
-        each: RULES
-            .iter()
-            .map(|rule| {
-                let regex = Regex::new(rule.pattern).expect("a redaction pattern compiles");
-                (regex, rule.needs_letters_and_digits)
-            })
-            .collect(),
-    }
+/// Whether any rule matches: all that text without a secret (nearly all text) needs. The
+/// patterns are constants: a failure to compile is a bug that every test catches.
+static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
+    RegexSet::new(RULES.iter().map(|rule| rule.pattern)).expect("the redaction patterns compile")
 });
+
+/// Each rule on its own, to mask what [`ANY`] found; built at the first secret, as building
+/// them costs as much as building [`ANY`].
+static EACH: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
+    RULES
+        .iter()
+        .map(|rule| {
+            let regex = Regex::new(rule.pattern).expect("a redaction pattern compiles");
+            (regex, rule.needs_letters_and_digits)
+        })
+        .collect()
+});
+
+/// Builds what every call of [`redact`] needs now, on the caller's thread: a few milliseconds
+/// of CPU that a server's first log line would otherwise wait for, before its first answer.
+pub fn prepare() {
+    LazyLock::force(&ANY);
+}
 
 /// `text` with every recognised secret masked; borrowed when there was none.
 pub fn redact(text: &str) -> Cow<'_, str> {
-    let compiled = &*COMPILED;
-    let hits = compiled.any.matches(text);
+    let hits = ANY.matches(text);
     if !hits.matched_any() {
         return Cow::Borrowed(text);
     }
     let mut text = Cow::Borrowed(text);
     for index in hits.iter() {
-        let (regex, needs_letters_and_digits) = &compiled.each[index];
+        let (regex, needs_letters_and_digits) = &EACH[index];
         let haystack: &str = &text;
         let masked = regex.replace_all(haystack, |caps: &Captures| {
             // A value an earlier rule already masked (`Bearer sk-proj-4fGh…[redacted]`).

@@ -1,11 +1,16 @@
 //! `cli-agent-mcp serve` (and the bare binary): owns the server's lifecycle and starts the
 //! transport it was asked for below it.
 //!
-//! It turns the command line's values into plain settings, opens the job store, builds the
-//! engine, the jobs and the MCP handler ([`crate::mcp`]), installs the signal handlers, watches
-//! the launcher's pipe when a launcher gave one, then hands the handler and its [`Lifecycle`]
-//! to stdio or to Streamable HTTP ([`crate::transport`]), with the dashboard's routes beside
-//! `/mcp` on HTTP. The transport serves until the shutdown and returns the exit code.
+//! It turns the command line's values into plain settings, starts opening the job store,
+//! builds the engine, the jobs and the MCP handler ([`crate::mcp`]), installs the signal
+//! handlers, watches the launcher's pipe when a launcher gave one, then hands the handler and
+//! its [`Lifecycle`] to stdio or to Streamable HTTP ([`crate::transport`]), with the
+//! dashboard's routes beside `/mcp` on HTTP. The transport serves until the shutdown and
+//! returns the exit code.
+//!
+//! Nothing that `initialize` does not need runs before stdio answers it: the store opens on a
+//! blocking thread (a tool that needs it waits), the guardian starts on a thread of its own
+//! (`main`; a run waits for it).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +23,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::cli::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
-use crate::jobs::store::{Store, StoreError, StoreSettings};
+use crate::jobs::JobsError;
+use crate::jobs::store::{PendingStore, Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
@@ -60,7 +66,9 @@ pub async fn run(
     }
     match http {
         Some(settings) => {
-            let routes = dashboard_routes(&server, args.http.allowed_hosts.clone());
+            // The dashboard's routes are made with the store, as the address is bound.
+            let store = server.jobs.store().await;
+            let routes = dashboard_routes(store, args.http.allowed_hosts.clone());
             http::serve(server, settings, lifecycle, routes).await
         }
         None => stdio::serve(server, lifecycle).await,
@@ -106,7 +114,7 @@ async fn build(
     let stopping = CancellationToken::new();
     let jobs = Jobs::new(
         Arc::new(Engine::new(config)),
-        open_store(store).await,
+        open_store(store),
         Scheduler::new(caps),
         runs.clone(),
         stopping.clone(),
@@ -190,44 +198,44 @@ fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
     })
 }
 
-/// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
-/// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
-async fn open_store(settings: StoreSettings) -> Result<Store, String> {
-    let opened = tokio::task::spawn_blocking(move || {
-        let store = Store::open_configured(&settings)?;
-        let interrupted = store.interrupt_orphans()?;
-        if !interrupted.is_empty() {
-            tracing::info!(
-                jobs = interrupted.len(),
-                "marked the jobs of servers that are gone as interrupted"
-            );
-        }
-        let pruned = store.prune(settings.retention()?)?;
-        tidy_worktrees(&store);
-        Ok::<_, StoreError>((store, pruned))
-    })
-    .await;
-    match opened {
-        Ok(Ok((store, pruned))) => {
+/// The job store, made ready on a blocking thread: a killed server's jobs marked interrupted,
+/// old ones pruned. A store that can't be used leaves jobs unrecorded, with one warning; calls
+/// still run.
+fn open_store(settings: StoreSettings) -> PendingStore {
+    PendingStore::open(move || match ready_store(&settings) {
+        Ok((store, pruned)) => {
             tracing::debug!(path = %store.path().display(), pruned, "job store ready");
             Ok(store)
         }
-        Ok(Err(error)) => {
+        Err(error) => {
             tracing::warn!(%error, "the job store is unusable: calls still run, but jobs are not recorded and the job tools answer with this error");
             Err(error.to_string())
         }
-        Err(error) => Err(error.to_string()),
+    })
+}
+
+/// The store where `settings` say, with how many old jobs it pruned.
+fn ready_store(settings: &StoreSettings) -> Result<(Store, usize), StoreError> {
+    let store = Store::open_configured(settings)?;
+    let interrupted = store.interrupt_orphans()?;
+    if !interrupted.is_empty() {
+        tracing::info!(
+            jobs = interrupted.len(),
+            "marked the jobs of servers that are gone as interrupted"
+        );
     }
+    let pruned = store.prune(settings.retention()?)?;
+    tidy_worktrees(&store);
+    Ok((store, pruned))
 }
 
 /// The dashboard for `/` beside `/mcp`, once the address is bound, when the job store is
 /// usable; its login URL goes to stderr (stdout may be a client's). It answers to the
 /// `--http-allowed-host` names too.
 fn dashboard_routes(
-    server: &AgentServer,
+    store: Result<Store, JobsError>,
     extra_hosts: Vec<String>,
 ) -> impl FnOnce(http::Mount<'_>) -> Option<Router> + use<> {
-    let store = server.jobs.store().cloned();
     move |mount| {
         let store = match store {
             Ok(store) => store,

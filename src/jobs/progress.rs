@@ -23,19 +23,21 @@ struct Inner {
 }
 
 impl JobProgress {
-    /// Record what the latest of `events` that says anything says the run is doing.
+    /// Record what the latest of `events` that says anything says the run is doing. Only that
+    /// one is described: a burst comes in batches of hundreds, and each would overwrite the
+    /// line the one before wrote.
     pub fn observe(&self, events: &[AgentEvent]) {
-        let mut changed = false;
+        let Some(event) = events.iter().rev().find(|event| event.has_line()) else {
+            return;
+        };
         let mut latest = self.lock();
-        for event in events {
-            changed |= match &mut *latest {
-                Some(line) => event.describe_into(line),
-                None => {
-                    *latest = event.describe();
-                    latest.is_some()
-                }
-            };
-        }
+        let changed = match &mut *latest {
+            Some(line) => event.describe_into(line),
+            None => {
+                *latest = event.describe();
+                latest.is_some()
+            }
+        };
         drop(latest);
         if changed {
             self.inner.changed.notify_one();

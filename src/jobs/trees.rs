@@ -46,9 +46,9 @@ impl Jobs {
             return Ok(());
         }
         let store = self
-            .store()
-            .map_err(|_| TreeRefusal::NoStore(self.store_problem()))?
-            .clone();
+            .store_or_problem()
+            .await
+            .map_err(TreeRefusal::NoStore)?;
         let (workspace, max) = (request.workspace.clone(), self.max_worktrees());
         tokio::task::spawn_blocking(move || {
             check_workspace(&workspace, Isolation::Worktree)?;
@@ -64,11 +64,11 @@ impl Jobs {
         id: &JobId,
         prepared: &mut Prepared,
     ) -> Result<Option<InPlace>, SetupError> {
-        let worktrees = match self.store() {
+        let worktrees = match self.store_or_problem().await {
             Ok(store) => store.worktrees_dir(),
             Err(_) if prepared.request().isolation == Isolation::None => std::env::temp_dir(),
-            Err(_) => {
-                let refusal = TreeRefusal::NoStore(self.store_problem());
+            Err(problem) => {
+                let refusal = TreeRefusal::NoStore(problem);
                 return Err(TreeError::Internal(refusal.to_string()).into());
             }
         };
@@ -125,14 +125,14 @@ impl Jobs {
         tree: &TreeOutcome,
         warnings: &mut Vec<String>,
     ) {
-        let (Ok(store), Some(run_tree)) = (self.store(), tree.tree.as_ref()) else {
+        let (Ok(store), Some(run_tree)) = (self.store().await, tree.tree.as_ref()) else {
             return;
         };
         let paths: BTreeSet<String> = tree.changes.files.iter().map(|f| f.path.clone()).collect();
         if paths.is_empty() {
             return;
         }
-        let (store, id, repo) = (store.clone(), id.clone(), run_tree.repo.clone());
+        let (id, repo) = (id.clone(), run_tree.repo.clone());
         let found = tokio::task::spawn_blocking(move || store.kept_changes(&repo, &id)).await;
         for (other, files) in found.ok().and_then(Result::ok).unwrap_or_default() {
             let shared: Vec<_> = files.into_iter().filter(|f| paths.contains(f)).collect();

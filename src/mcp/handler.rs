@@ -357,7 +357,7 @@ impl AgentServer {
         }
         let id = JobId::random();
         let client = ask::client_name(&peer);
-        let asking = self.asking(&id, peer, &call.run);
+        let asking = self.asking(&id, peer, &call.run).await;
         let questions = Endpoint::open(agent, &call.run, asking).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);
         let prepared = self
@@ -383,11 +383,11 @@ impl AgentServer {
 
     /// Who answers the permission questions of job `id`'s `run`: the person through `peer`,
     /// or the dashboard; recorded in the job's transcript.
-    fn asking(&self, id: &JobId, peer: Peer<RoleServer>, run: &RunRequest) -> Asking {
+    async fn asking(&self, id: &JobId, peer: Peer<RoleServer>, run: &RunRequest) -> Asking {
         Asking {
             peer: Some(peer),
             how: self.beyond_bounds,
-            transcript: self.jobs.transcript(id),
+            transcript: self.jobs.transcript(id).await,
             job: Some(QuestionsJob {
                 jobs: self.jobs.clone(),
                 id: id.clone(),

@@ -10,10 +10,18 @@
 //! also the descendants of the server by unique id), removes the temporary directories those
 //! runs left, and exits. On a normal exit it finds nothing and exits at once.
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
+//!
+//! Its spawn waits for the exec of this binary (about 1 ms, several on a loaded machine), so a
+//! server starts it on a thread of its own ([`Guardian::start_in_background`]) and answers its
+//! client meanwhile; every run waits for it ([`Guardian::up`]) before it starts a process.
 
 use std::io::Read;
 use std::process::{ChildStdin, Command, Stdio};
+use std::sync::OnceLock;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use tokio::sync::watch;
 
 use crate::marker::MarkerPrefix;
 use crate::platform::{self, RunsOf, UNSURE_FOR};
@@ -25,6 +33,10 @@ pub const GUARDIAN_COMMAND: &str = "__guardian";
 const ROUND: Duration = Duration::from_millis(5);
 /// A guardian that still finds marked processes after this long (a fork bomb) gives up.
 const GIVE_UP: Duration = Duration::from_secs(10);
+
+/// Whether the guardian started in the background has finished starting (up, or failed).
+/// Process-wide, as the guardian is: it guards every run marked with this process's prefix.
+static STARTED: OnceLock<watch::Receiver<bool>> = OnceLock::new();
 
 #[derive(Debug, thiserror::Error)]
 pub enum GuardianError {
@@ -58,6 +70,66 @@ impl Guardian {
             .stdin
             .ok_or_else(|| GuardianError::Start(std::io::Error::other("stdin was not piped")))?;
         Ok(Self { _pipe: pipe })
+    }
+
+    /// [`Guardian::start`] on a thread of its own; a failure is logged, and the runs go on
+    /// unguarded, as they would have. Call it once, before the first run.
+    pub fn start_in_background() -> GuardianStart {
+        let (started, watch) = watch::channel(false);
+        if STARTED.set(watch).is_err() {
+            tracing::warn!("a second guardian was started; runs wait only for the first");
+        }
+        let start = move || {
+            let guardian = Self::start_or_warn();
+            started.send_replace(true);
+            guardian
+        };
+        let thread = std::thread::Builder::new()
+            .name("guardian-start".into())
+            .spawn(start);
+        GuardianStart(match thread {
+            Ok(thread) => Starting::OnThread(thread),
+            // The closure, and with it the sender, is gone: runs do not wait.
+            Err(error) => {
+                tracing::warn!(%error, "no thread to start the guardian on: starting it here");
+                Starting::Done {
+                    _guardian: Self::start_or_warn(),
+                }
+            }
+        })
+    }
+
+    fn start_or_warn() -> Option<Self> {
+        Self::start().inspect_err(|error| tracing::warn!(%error)).ok()
+    }
+
+    /// Waits until the guardian started by [`Guardian::start_in_background`] is up (or could
+    /// not start); at once in a process that started none. Call it before starting any process
+    /// of a run: one started earlier would outlive a SIGKILL of this process.
+    pub async fn up() {
+        if let Some(started) = STARTED.get() {
+            // An error means the sender is gone (its thread panicked or never ran): nothing
+            // to wait for.
+            let _ = started.clone().wait_for(|&started| started).await;
+        }
+    }
+}
+
+/// The guardian while a thread starts it, then once it runs. Dropping it waits for the start
+/// to finish, then closes the guardian's pipe, as dropping the [`Guardian`] does.
+pub struct GuardianStart(Starting);
+
+enum Starting {
+    OnThread(JoinHandle<Option<Guardian>>),
+    Done { _guardian: Option<Guardian> },
+}
+
+impl Drop for GuardianStart {
+    fn drop(&mut self) {
+        let done = Starting::Done { _guardian: None };
+        if let Starting::OnThread(thread) = std::mem::replace(&mut self.0, done) {
+            drop(thread.join());
+        }
     }
 }
 

@@ -10,7 +10,7 @@ mod run_tmp;
 mod writable;
 
 use std::path::{Path, PathBuf};
-use std::sync::Once;
+use std::sync::{LazyLock, Once};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -160,9 +160,17 @@ const REFUSAL_WORDS: &[&str] = &[
     "EROFS",
 ];
 
+/// [`REFUSAL_WORDS`] as one search: every tool's end is looked at, and one pass over its line
+/// costs what a search for one of the words did.
+static REFUSAL: LazyLock<regex::Regex> = LazyLock::new(|| {
+    let words: Vec<String> = REFUSAL_WORDS.iter().map(|words| regex::escape(words)).collect();
+    // The words are constants: a failure to compile is a bug that every test catches.
+    regex::Regex::new(&words.join("|")).expect("the refusal words compile")
+});
+
 /// Whether a tool's output tells of a refused write.
 pub fn tells_of_refusal(output: &str) -> bool {
-    REFUSAL_WORDS.iter().any(|words| output.contains(words))
+    REFUSAL.is_match(output)
 }
 
 #[cfg(test)]

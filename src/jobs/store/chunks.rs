@@ -8,11 +8,12 @@ use super::id::JobId;
 use super::recorder::JobBuffer;
 
 /// Writes what a job's recorders gathered: its progress and session, what the recorder
-/// dropped from the tail, then its chunks.
+/// dropped from the tail, then its chunks, each freed once SQLite has it (a burst's batch is a
+/// megabyte or more, and the recorder fills the next one meanwhile).
 pub(super) fn write_batch(
     tx: &Transaction,
     id: &JobId,
-    batch: &JobBuffer,
+    batch: &mut JobBuffer,
     max: u64,
 ) -> rusqlite::Result<()> {
     if batch.progress.is_some() || batch.session_id.is_some() {
@@ -29,7 +30,7 @@ pub(super) fn write_batch(
         )?
         .execute(params![id.as_str(), batch.dropped_events, batch.dropped_bytes])?;
     }
-    for chunk in &batch.chunks {
+    for chunk in batch.chunks.drain(..) {
         append_chunk(tx, id, &chunk.lines, chunk.events, max)?;
     }
     Ok(())

@@ -10,6 +10,7 @@ mod id;
 mod owners;
 mod pages;
 mod parked;
+mod pending;
 mod queries;
 mod record;
 mod recorder;
@@ -32,6 +33,7 @@ use rusqlite::Connection;
 pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
+pub use pending::PendingStore;
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,
@@ -45,6 +47,9 @@ use writer::Writer;
 
 /// Several servers and shells write the same file: wait this long for a lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+/// The writer's page cache, in KiB: it only appends chunks, whose pages go to the WAL once
+/// written; a larger cache would hold a burst's dirty pages in the server's memory instead.
+const WRITER_CACHE_KIB: i64 = 256;
 
 /// A handle on the store; clones share one connection and one writer thread.
 #[derive(Clone)]
@@ -90,7 +95,12 @@ impl Store {
             other => other,
         }
         .map_err(|failure| failure.into_error(&path))?;
-        let writer_conn = configured(&path).map_err(|error| StoreError::sqlite(&path, error))?;
+        let writer_conn = configured(&path)
+            .and_then(|conn| {
+                conn.pragma_update(None, "cache_size", -WRITER_CACHE_KIB)?;
+                Ok(conn)
+            })
+            .map_err(|error| StoreError::sqlite(&path, error))?;
         let writer = Writer::start(writer_conn, path.clone(), transcript_max_bytes)
             .map_err(|source| StoreError::WriterThread { source })?;
         Ok(Self {

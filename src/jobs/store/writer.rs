@@ -140,7 +140,7 @@ impl WriterThread {
     fn run(&mut self) {
         loop {
             let (batches, flush, closing) = self.next_batches();
-            self.commit(&batches);
+            self.commit(batches);
             let mut state = self.shared.lock();
             state.flushes_done = flush;
             // A job whose recorders are all gone and whose buffer is empty needs no entry.
@@ -203,16 +203,17 @@ impl WriterThread {
         (batches, flush, closing)
     }
 
-    fn commit(&mut self, batches: &[Batch]) {
+    fn commit(&mut self, mut batches: Vec<Batch>) {
         if batches.is_empty() {
             return;
         }
+        let events: u64 = batches.iter().map(|(_, batch)| batch.events()).sum();
         let max = self.transcript_max_bytes;
         let result = self
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .and_then(|tx| {
-                for (id, batch) in batches {
+                for (id, batch) in &mut batches {
                     write_batch(&tx, id, batch, max)?;
                 }
                 tx.commit()
@@ -224,7 +225,6 @@ impl WriterThread {
             }
             Ok(()) => {}
             Err(error) => {
-                let events: u64 = batches.iter().map(|(_, batch)| batch.events()).sum();
                 let error = super::StoreError::sqlite(&self.path, error);
                 if self.failing {
                     tracing::debug!(%error, events, "job events lost");

@@ -1,6 +1,7 @@
 //! codex `exec --json`: `thread.*`, `turn.*` and `item.*` events.
 //!
-//! This file also holds [`json`], the line-reading helpers every dialect shares.
+//! Item lines, most of a run, are read in one pass by the scanner ([`crate::dialect::scan`]),
+//! type and item together; serde reads the others, and whatever the scanner gives up on.
 
 use std::borrow::Cow;
 
@@ -109,13 +110,13 @@ fn raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValu
 }
 
 impl<'a> Item<'a> {
-    /// The item of a line whose type is `kind`, with the field types each item type needs.
+    /// The item of a line whose type is `kind`, read by serde.
     fn read(line: &'a str, kind: &str) -> Result<Self, LineIssue> {
-        // Filled in place: an item is large, and moving it costs more than reading it.
-        let mut item = RawItem::default();
-        if quick_item(line, &mut item).is_none() {
-            item = fields::<ItemLine>(line, kind)?.item;
-        }
+        Self::of(fields::<ItemLine>(line, kind)?.item, kind)
+    }
+
+    /// The item of a line whose type is `kind`, with the field types each item type needs.
+    fn of(item: RawItem<'a>, kind: &str) -> Result<Self, LineIssue> {
         let field = Fields { kind };
         let tag = field.required("type", item.tag)?;
         let owned = |text: Option<Cow<str>>| text.map(Cow::into_owned);
@@ -162,26 +163,33 @@ impl<'a> Item<'a> {
     }
 }
 
-/// The item of a line whose fields are all flat (see [`crate::dialect::scan`]), read into `item` as
-/// serde would read it; `None` when serde has to.
-fn quick_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<()> {
+/// The type of an item line whose fields are all flat (see [`crate::dialect::scan`]), its item
+/// read into `item` as serde would read it: the whole line in one pass. `None` when serde has
+/// to read it (and a line without an item).
+fn quick_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<&'a str> {
     let mut scan = Scanner::new(line);
     scan.open()?;
-    let mut found = false;
+    let (mut kind, mut found) = (None, false);
     let mut first = true;
     while let Some(key) = scan.key(first)? {
         first = false;
-        if key != "item" {
-            scan.value()?;
-        } else if !found {
-            quick_item_fields(&mut scan, item)?;
-            found = true;
-        } else {
-            // serde reports the duplicate.
-            return None;
+        match key {
+            // A repeated one is left to serde, which reports it.
+            "item" if !found => {
+                quick_item_fields(&mut scan, item)?;
+                found = true;
+            }
+            "type" if kind.is_none() => match scan.value()? {
+                Flat::Str(text) => kind = Some(text),
+                _ => return None,
+            },
+            "item" | "type" => return None,
+            _ => {
+                scan.value()?;
+            }
         }
     }
-    (scan.at_end() && found).then_some(())
+    (scan.at_end() && found).then_some(kind).flatten()
 }
 
 fn quick_item_fields<'a>(scan: &mut Scanner<'a>, item: &mut RawItem<'a>) -> Option<()> {
@@ -397,6 +405,21 @@ fn describe_changes(changes: &[Change]) -> String {
 
 impl Dialect for CodexDialect {
     fn parse_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
+        // Most lines are items of flat fields: read once, by the scanner. Filled in place: an
+        // item is large, and moving it costs more than reading it.
+        let mut item = RawItem::default();
+        match quick_item(line, &mut item) {
+            Some(kind @ "item.started") => self.item_started(Item::of(item, kind)?, out),
+            Some(kind @ "item.completed") => self.item_completed(Item::of(item, kind)?, out),
+            _ => return self.parse_slowly(line, out),
+        }
+        Ok(())
+    }
+}
+
+impl CodexDialect {
+    /// A line the scanner did not read, by serde: its type first, then its fields.
+    fn parse_slowly(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
         let Some(kind) = event_type(line)? else {
             return Ok(());
         };
@@ -421,9 +444,7 @@ impl Dialect for CodexDialect {
         }
         Ok(())
     }
-}
 
-impl CodexDialect {
     fn item_started(&mut self, item: Item, out: &mut Vec<AgentEvent>) {
         if let Some(call) = item.into_call() {
             if let Some(id) = &call.id {
@@ -853,10 +874,11 @@ mod tests {
                     let next = line[at..].chars().next().map_or(0, char::len_utf8);
                     let mutated = format!("{}{with}{}", &line[..at], &line[at + next..]);
                     let mut item = RawItem::default();
-                    if quick_item(&mutated, &mut item).is_none() {
+                    let Some(kind) = quick_item(&mutated, &mut item) else {
                         continue;
-                    }
+                    };
                     fast += 1;
+                    assert_eq!(event_type(&mutated), Ok(Some(kind.into())), "{mutated}");
                     let slow = fields::<ItemLine>(&mutated, "item.completed");
                     let slow = slow.map(|line| format!("{:?}", line.item));
                     assert_eq!(slow, Ok(format!("{item:?}")), "{mutated}");
