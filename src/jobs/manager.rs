@@ -354,7 +354,9 @@ impl Jobs {
         let recorded = self.store.get().await.is_ok();
         self.keep_finished(&job.id, recorded);
         self.tell_waiters(job);
-        give_back_freed_memory();
+        // A run's burst leaves the allocator's heaps fragmented: once its job ended, what they
+        // hold freed goes back to the system.
+        cli_agent_engine::platform::release_freed_memory();
     }
 
     /// A finished job is in the store: it leaves memory, unless the store is unusable (it was
@@ -416,18 +418,6 @@ impl Jobs {
         self.live
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-}
-
-/// A run's burst leaves the allocator's heaps fragmented (chunks of events, SQLite's pages, the
-/// events themselves, freed on several threads): glibc keeps what it freed in the middle of
-/// them, and a server's RSS grew by about 1.5 MiB over ten bursts. Once a job has ended, that
-/// memory goes back to the system.
-fn give_back_freed_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only returns free memory of the allocator's heaps to the system.
-    unsafe {
-        nix::libc::malloc_trim(0);
     }
 }
 

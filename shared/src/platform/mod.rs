@@ -15,6 +15,8 @@
 //!   [`before_exec`]: the kernel sandbox of a run (Landlock on Linux, Seatbelt on macOS), the
 //!   child's set-up between fork and exec (death with its parent where the OS offers it).
 //! - [`widen_pipe`]: a larger pipe for a fast writer, where the OS lets one ask.
+//! - [`release_freed_memory`]: what the allocator holds freed back to the system, after a
+//!   job's burst (glibc keeps it).
 //! - [`current_exe`], [`process_start`], [`cpu_time`] and [`resident_bytes`]: what the
 //!   guardian, the job store's owners and the figures read of processes.
 //! - [`process_ids`], [`children`], [`arguments`], [`environment_value`], [`is_alive`] and
@@ -52,7 +54,8 @@ mod observe_tests;
 pub use os::{
     RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments,
     before_exec, build_sandbox, children, cpu_time_of, current_exe, environment_value,
-    kill_runs, probe_sandbox, process_ids, process_start, resident_bytes, sandboxed_argv,
+    kill_runs, probe_sandbox, process_ids, process_start, release_freed_memory, resident_bytes,
+    sandboxed_argv,
     spawn_sandbox, sweep, widen_pipe,
 };
 

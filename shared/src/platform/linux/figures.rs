@@ -48,3 +48,14 @@ pub fn resident_bytes(pid: u32) -> Option<u64> {
     let kib: u64 = line.split_ascii_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
+
+/// Give the memory the allocator holds freed back to the system. A run's burst (chunks of
+/// events, SQLite's pages, the events themselves, freed on several threads) leaves glibc's heaps
+/// fragmented, and a server's RSS grew by about 1.5 MiB over ten bursts without this.
+pub fn release_freed_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only returns free memory of the allocator's heaps to the system.
+    unsafe {
+        nix::libc::malloc_trim(0);
+    }
+}

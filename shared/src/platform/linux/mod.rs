@@ -11,7 +11,9 @@ mod run_watch;
 mod sweep;
 
 pub use child::{adopt_orphans, before_exec, sandboxed_argv, widen_pipe};
-pub use figures::{cpu_time_of, current_exe, process_start, resident_bytes};
+pub use figures::{
+    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes,
+};
 pub use landlock::{
     SANDBOX_NAME, Sandbox, SpawnSandbox, build_sandbox, probe_sandbox, spawn_sandbox,
 };

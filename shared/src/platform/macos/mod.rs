@@ -18,7 +18,9 @@ mod run_watch;
 mod sandbox;
 mod sweep;
 
-pub use figures::{cpu_time_of, current_exe, process_start, resident_bytes};
+pub use figures::{
+    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes,
+};
 pub use observe::{arguments, children, environment_value, process_ids};
 pub use run_watch::RunWatch;
 pub use sandbox::{
