@@ -36,7 +36,7 @@ fn main() -> ExitCode {
     }
     // SAFETY: first in main, once: no other thread exists yet.
     let parent_pipe = unsafe { parent_pipe::take() };
-    return_large_blocks_when_freed();
+    cli_agent_engine::platform::tune_allocator();
     let mut loaded = match config::load() {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -91,22 +91,6 @@ async fn dispatch(command: Command, loaded: config::Loaded, parent: Option<Paren
         Command::Jobs(args) => commands::jobs::run(args, &store),
         Command::Dashboard(args) => commands::dashboard::run(args.port, store).await,
         Command::Config(args) => commands::config::run(&loaded, args.json),
-    }
-}
-
-/// Blocks of 128 KiB and more (a long run's transcript, its result) are mapped on their own
-/// and given back when freed. glibc would otherwise raise that threshold after the first such
-/// block is freed and carve the next ones from its heaps, which then keep them: the server's
-/// peak RSS grew from 16 to 21-24 MiB over ten runs of the stream bench; it stays at 14.
-/// And one heap for every thread: a burst frees on the job store's writer what the runtime's
-/// threads allocated, and a heap per thread kept about 1 MiB more at the stream bench's peak
-/// (20 MiB against 19, with the same CPU).
-fn return_large_blocks_when_freed() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes a setting of the allocator; no other thread exists yet.
-    unsafe {
-        nix::libc::mallopt(nix::libc::M_MMAP_THRESHOLD, 128 * 1024);
-        nix::libc::mallopt(nix::libc::M_ARENA_MAX, 1);
     }
 }
 

@@ -15,8 +15,8 @@
 //!   [`before_exec`]: the kernel sandbox of a run (Landlock on Linux, Seatbelt on macOS), the
 //!   child's set-up between fork and exec (death with its parent where the OS offers it).
 //! - [`widen_pipe`]: a larger pipe for a fast writer, where the OS lets one ask.
-//! - [`release_freed_memory`]: what the allocator holds freed back to the system, after a
-//!   job's burst (glibc keeps it).
+//! - [`tune_allocator`] and [`release_freed_memory`]: the allocator set up for a server's
+//!   bursts, and what it holds freed given back after one (glibc keeps it).
 //! - [`current_exe`], [`process_start`], [`cpu_time`] and [`resident_bytes`]: what the
 //!   guardian, the job store's owners and the figures read of processes.
 //! - [`process_ids`], [`children`], [`arguments`], [`environment_value`], [`is_alive`] and
@@ -55,7 +55,7 @@ pub use os::{
     RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments,
     before_exec, build_sandbox, children, cpu_time_of, current_exe, environment_value,
     kill_runs, probe_sandbox, process_ids, process_start, release_freed_memory, resident_bytes,
-    sandboxed_argv,
+    sandboxed_argv, tune_allocator,
     spawn_sandbox, sweep, widen_pipe,
 };
 

@@ -12,7 +12,7 @@ mod sweep;
 
 pub use child::{adopt_orphans, before_exec, sandboxed_argv, widen_pipe};
 pub use figures::{
-    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes,
+    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes, tune_allocator,
 };
 pub use landlock::{
     SANDBOX_NAME, Sandbox, SpawnSandbox, build_sandbox, probe_sandbox, spawn_sandbox,

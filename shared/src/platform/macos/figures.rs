@@ -32,3 +32,6 @@ pub fn cpu_time_of(pid: u32) -> Option<Duration> {
 /// Give the memory the allocator holds freed back to the system: macOS's allocator returns
 /// freed pages on its own, so there is nothing to do.
 pub fn release_freed_memory() {}
+
+/// Set the allocator up for the server: glibc's settings have no counterpart to set here.
+pub fn tune_allocator() {}

@@ -19,7 +19,7 @@ mod sandbox;
 mod sweep;
 
 pub use figures::{
-    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes,
+    cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes, tune_allocator,
 };
 pub use observe::{arguments, children, environment_value, process_ids};
 pub use run_watch::RunWatch;
