@@ -5,15 +5,28 @@
 //! (`scripts/doc-links`).
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
-fn script_passes(script: &str) {
+/// `script` of the repository run with python3 from its root, with `args`.
+fn run_script(script: &str, args: &[&Path]) -> Output {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let output = Command::new("python3")
+    Command::new("python3")
         .arg(repo.join(script))
+        .args(args)
         .current_dir(repo)
         .output()
-        .unwrap_or_else(|error| panic!("cannot run {script} with python3: {error}"));
+        .unwrap_or_else(|error| panic!("cannot run {script} with python3: {error}"))
+}
+
+/// Writes `text` to `path` under `root`, making its directories.
+fn write_file(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("make the tree");
+    std::fs::write(path, text).expect("write a file");
+}
+
+fn script_passes(script: &str) {
+    let output = run_script(script, &[]);
     assert!(
         output.status.success(),
         "{script} failed:\n{}{}",
@@ -42,11 +55,7 @@ fn each_oss_own_calls_stay_in_its_platform_module() {
 #[test]
 fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests() {
     let dir = std::env::temp_dir().join(format!("cam-cycles-{}", std::process::id()));
-    let write = |path: &str, text: &str| {
-        let path = dir.join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    };
+    let write = |path: &str, text: &str| write_file(&dir, path, text);
     write("src/lib.rs", "mod tools;\n");
     write("src/tools/mod.rs", "mod job;\nmod job_wait;\n");
     write(
@@ -58,12 +67,7 @@ fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests()
         "#[cfg(test)]\nmod tests {\n    use super::super::job::Context;\n}\n",
     );
     let run = || {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/import-cycles");
-        let output = Command::new("python3")
-            .arg(script)
-            .arg(dir.join("src"))
-            .output()
-            .expect("python3");
+        let output = run_script("scripts/import-cycles", &[&dir.join("src")]);
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
         (output.status.success(), text)
     };
@@ -88,11 +92,7 @@ fn every_relative_link_of_the_docs_leads_to_a_page_and_a_heading() {
 #[test]
 fn doc_links_names_a_missing_page_and_a_missing_heading() {
     let root = std::env::temp_dir().join(format!("cam-doc-links-{}", std::process::id()));
-    let page = |path: &str, text: &str| {
-        let path = root.join(path);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("make the tree");
-        std::fs::write(path, text).expect("write a page");
-    };
+    let page = |path: &str, text: &str| write_file(&root, path, text);
     page(
         "README.md",
         "# Top\n\n[fine](docs/a.md#a-heading-with-code) [gone](docs/missing.md)\n\
@@ -102,11 +102,7 @@ fn doc_links_names_a_missing_page_and_a_missing_heading() {
         "docs/a.md",
         "# A heading with `code`\n\n[back](../README.md#top) [lost](../README.md#no-such-heading)\n",
     );
-    let output = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/doc-links"))
-        .arg(&root)
-        .output()
-        .expect("run scripts/doc-links with python3");
+    let output = run_script("scripts/doc-links", &[&root]);
     std::fs::remove_dir_all(&root).expect("remove the tree");
     let printed = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{printed}");
