@@ -4,6 +4,7 @@
 //! written as they are, and a string without bytes to escape, nearly every one, is copied
 //! whole. For a recorder that writes every event of a run.
 
+use crate::json_string::first_special;
 use crate::event::{AgentEvent, NoticeLevel};
 
 impl AgentEvent {
@@ -156,8 +157,7 @@ impl<'o> Object<'o> {
 fn write_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
     let bytes = text.as_bytes();
-    let needs_escape = |byte: &u8| *byte < 0x20 || *byte == b'"' || *byte == b'\\';
-    let Some(first) = bytes.iter().position(needs_escape) else {
+    let Some(first) = first_special(bytes, 0) else {
         out.extend_from_slice(bytes);
         out.push(b'"');
         return;

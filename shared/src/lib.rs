@@ -35,6 +35,7 @@ on_supported_os! {
     pub mod git;
     mod head_tail;
     pub mod isolation;
+    mod json_string;
     pub mod locate;
     mod marker;
     mod open_calls;

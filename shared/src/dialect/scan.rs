@@ -4,9 +4,10 @@
 //! was not asked to enter, bad JSON), and the caller then reads the line with serde, so the
 //! outcome of a line never depends on which path read it.
 //!
-//! Where strings end is found from a bitmap of the line's quotes, backslashes and control
-//! characters, made 64 bytes at a time as the cursor gets there: a line of ten short strings
-//! is then read in two passes of word arithmetic, not one search per string.
+//! Where a string ends is found by [`crate::json_string::first_special`], sixteen bytes at a
+//! time.
+
+use crate::json_string::first_special;
 
 /// A value of a flat object.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,20 +26,11 @@ pub(crate) enum Flat<'a> {
 pub(crate) struct Scanner<'a> {
     text: &'a str,
     at: usize,
-    /// Where the block of `specials` starts: a multiple of 64, or `usize::MAX` before the first.
-    block: usize,
-    /// The special bytes (see [`specials`]) of the 64 bytes from `block`, one bit each.
-    specials: u64,
 }
 
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Self {
-        Self {
-            text,
-            at: 0,
-            block: usize::MAX,
-            specials: 0,
-        }
+        Self { text, at: 0 }
     }
 
     fn bytes(&self) -> &'a [u8] {
@@ -101,6 +93,28 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// Consumes `literal` if the text goes on with exactly it (no whitespace skipped).
+    pub fn expect(&mut self, literal: &str) -> bool {
+        let matches = self.bytes()[self.at..].starts_with(literal.as_bytes());
+        if matches {
+            self.at += literal.len();
+        }
+        matches
+    }
+
+    /// The rest of a string whose opening quote was consumed, if it has no escapes.
+    pub fn plain_string(&mut self) -> Option<&'a str> {
+        match self.string()? {
+            Flat::Str(text) => Some(text),
+            _ => None,
+        }
+    }
+
+    /// The rest of a string whose opening quote was consumed, with or without escapes.
+    pub fn skip_string(&mut self) -> Option<()> {
+        self.string().map(drop)
+    }
+
     /// Whether only whitespace is left.
     pub fn at_end(&mut self) -> bool {
         self.peek().is_none()
@@ -150,23 +164,8 @@ impl<'a> Scanner<'a> {
 
     /// Where the first special byte at or after the cursor is.
     #[inline(always)]
-    fn next_special(&mut self) -> Option<usize> {
-        let mut from = self.at;
-        loop {
-            if from >= self.text.len() {
-                return None;
-            }
-            let block = from & !63;
-            if block != self.block {
-                self.block = block;
-                self.specials = block_specials(&self.bytes()[block..]);
-            }
-            let ahead = self.specials >> (from - block);
-            if ahead != 0 {
-                return Some(from + ahead.trailing_zeros() as usize);
-            }
-            from = block + 64;
-        }
+    fn next_special(&self) -> Option<usize> {
+        first_special(self.bytes(), self.at)
     }
 
     /// An integer of at most 18 digits (so it fits an `i64`), without a fraction or exponent.
@@ -187,67 +186,6 @@ impl<'a> Scanner<'a> {
         }
         self.text[start..self.at].parse().ok().map(Flat::Int)
     }
-}
-
-/// The special bytes among the first 64 of `bytes` (fewer at its end), bit `i` for byte
-/// `i`: the quotes, backslashes and control characters, where a string's scan stops.
-/// Kept out of line, so that the scan of each string stays small.
-#[inline(never)]
-fn block_specials(bytes: &[u8]) -> u64 {
-    if let Some(block) = bytes.first_chunk::<64>() {
-        return specials_of(block);
-    }
-    let mut block = [b' '; 64];
-    block[..bytes.len()].copy_from_slice(bytes);
-    specials_of(&block)
-}
-
-/// Sixteen bytes at a time, with the compare and move-mask instructions every x86_64 has.
-#[cfg(target_arch = "x86_64")]
-fn specials_of(block: &[u8; 64]) -> u64 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let mut mask = 0;
-    for (index, chunk) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of the x86_64 baseline, so these instructions always exist;
-        // the load reads the 16 bytes of `chunk` and needs no alignment.
-        let bits = unsafe {
-            let bytes = _mm_loadu_si128(chunk.as_ptr().cast());
-            let quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'"' as i8));
-            let backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\\' as i8));
-            // Below 0x20 exactly when the smaller of it and 0x1f is itself.
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(bytes, _mm_set1_epi8(0x1f)), bytes);
-            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
-        };
-        // The mask has 16 bits: the sign-extension of `as` is cut off by the u16.
-        mask |= u64::from(bits as u16) << (index * 16);
-    }
-    mask
-}
-
-/// Eight bytes at a time, in plain word arithmetic, on other processors.
-#[cfg(not(target_arch = "x86_64"))]
-fn specials_of(block: &[u8; 64]) -> u64 {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    // The high bit of each byte of `x` that is zero; exact, as no carry crosses a byte.
-    let zero = |x: u64| !((x & LOW7).wrapping_add(LOW7) | x | LOW7);
-    let mut mask = 0;
-    for (index, chunk) in block.chunks_exact(8).enumerate() {
-        let mut word = [0; 8];
-        word.copy_from_slice(chunk);
-        let word = u64::from_le_bytes(word);
-        let quote = zero(word ^ (ONES * u64::from(b'"')));
-        let backslash = zero(word ^ (ONES * u64::from(b'\\')));
-        // Below 0x20 exactly when the top three bits are clear.
-        let control = zero(word & (ONES * 0xe0));
-        // One bit per byte, gathered into the top byte by one multiplication.
-        let flags = ((quote | backslash | control) >> 7).wrapping_mul(0x0102_0408_1020_4080);
-        mask |= (flags >> 56) << (index * 8);
-    }
-    mask
 }
 
 #[cfg(test)]
@@ -280,36 +218,17 @@ mod tests {
         assert_eq!(fields("{}"), Some(vec![]));
     }
 
-    /// Every byte value, alone and beside every other, at every place of a block and past
-    /// its end, is flagged exactly when it is a quote, a backslash or a control character.
+    /// Strings end where they do whatever their length and place: in the first chunk, in a
+    /// later one, or in the bytes after the last whole chunk.
     #[test]
-    fn special_bytes_are_flagged_exactly_wherever_they_are() {
-        let special = |byte: u8| byte == b'"' || byte == b'\\' || byte < 0x20;
-        for first in 0..=u8::MAX {
-            for second in 0..=u8::MAX {
-                let at = usize::from(first ^ second) % 63;
-                let mut bytes = [b'a'; 70];
-                bytes[at] = first;
-                bytes[at + 1] = second;
-                let expected = (0..64).fold(0u64, |mask, index| {
-                    mask | (u64::from(special(bytes[index])) << index)
-                });
-                assert_eq!(block_specials(&bytes), expected, "{first} {second} at {at}");
-                let short = &bytes[..at + 1];
-                let expected = expected & ((1 << (at + 1)) - 1);
-                assert_eq!(block_specials(short), expected, "{first} at the end, {at}");
-            }
-        }
-    }
-
-    #[test]
-    fn strings_are_read_across_blocks() {
-        for before in 0..130 {
+    fn strings_are_read_across_chunks() {
+        for (before, len) in (0..70).flat_map(|before| [0, 1, 15, 16, 17, 40].map(|len| (before, len))) {
             let key = "k".repeat(before);
-            let text = format!("{{\"{key}\":\"{}\",\"b\":\"x\\ny\"}}", "v".repeat(70));
+            let value = "v".repeat(len);
+            let text = format!("{{\"{key}\":\"{value}\",\"b\":\"x\\ny\"}}");
             let fields = fields(&text).unwrap_or_else(|| panic!("{text}"));
             assert_eq!(fields[0].0, key);
-            assert_eq!(fields[0].1, Flat::Str(&"v".repeat(70)));
+            assert_eq!(fields[0].1, Flat::Str(&value));
             assert_eq!(fields[1], ("b", Flat::Escaped));
         }
     }
