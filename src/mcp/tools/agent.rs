@@ -329,14 +329,25 @@ impl ArgsError {
     }
 }
 
-pub(super) fn tool(offer: &Offer) -> Tool {
-    let agent = offer.agent;
-    let title = title(agent);
-    let mut tool = Tool::new(agent.name(), description(offer), input_schema(agent));
-    tool.title = Some(title.clone());
+/// The agent tools of `offers`: their schemas are derived once and shared.
+pub(super) fn tools(offers: &[Offer]) -> Vec<Tool> {
+    let arguments = arguments_schema::<ToolArgs>();
     let mut output = schema_for_output::<JobReport>().as_ref().clone();
     drop_numeric_formats(&mut output);
-    tool.output_schema = Some(Arc::new(output));
+    let output = Arc::new(output);
+    offers
+        .iter()
+        .map(|offer| tool(offer, &arguments, &output))
+        .collect()
+}
+
+fn tool(offer: &Offer, arguments: &JsonObject, output: &Arc<JsonObject>) -> Tool {
+    let agent = offer.agent;
+    let title = title(agent);
+    let input = input_schema(agent, arguments.clone());
+    let mut tool = Tool::new(agent.name(), description(offer), input);
+    tool.title = Some(title.clone());
+    tool.output_schema = Some(Arc::clone(output));
     // It runs another agent with the model provider: open world, and it may write files.
     tool.annotations = Some(
         ToolAnnotations::with_title(&title)
@@ -346,8 +357,8 @@ pub(super) fn tool(offer: &Offer) -> Tool {
     tool
 }
 
-fn input_schema(agent: Agent) -> Arc<JsonObject> {
-    let mut schema = arguments_schema::<ToolArgs>();
+/// The arguments' schema without the fields `agent`'s CLI does not take.
+fn input_schema(agent: Agent, mut schema: JsonObject) -> Arc<JsonObject> {
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
         for field in extras().filter(|field| !takes(agent, field)) {
             properties.remove(field);
@@ -487,7 +498,7 @@ mod tests {
     #[test]
     fn a_tool_lists_only_the_arguments_its_cli_supports() {
         let properties = |agent| {
-            let schema = input_schema(agent);
+            let schema = input_schema(agent, arguments_schema::<ToolArgs>());
             let names: Vec<String> = schema["properties"]
                 .as_object()
                 .expect("properties")
@@ -503,7 +514,10 @@ mod tests {
 
     #[test]
     fn the_schemas_use_only_formats_json_schema_defines() {
-        let tool = tool(&Offer::from(clis::CODEX));
+        let [tool] = &tools(&[Offer::from(clis::CODEX)])[..] else {
+            panic!("one offer, one tool");
+        };
+        let tool = tool.clone();
         for schema in [Some(tool.input_schema), tool.output_schema] {
             let text = serde_json::to_string(&schema).expect("json");
             assert!(!text.contains("\"format\""), "{text}");

@@ -15,6 +15,8 @@ mod job_result;
 mod job_revert;
 mod job_wait;
 
+use std::sync::OnceLock;
+
 use cli_agent_engine::Agent;
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{JsonObject, Tool};
@@ -23,7 +25,7 @@ use serde_json::Value;
 
 #[cfg(test)]
 pub use self::agent::ToolArgs;
-use self::agent::tool;
+use self::agent::tools;
 pub use self::agent::{CallRequest, call_request, call_request_to_ask};
 pub use self::job::{JobTool, call as call_job_tool};
 pub use self::job_context::JobToolContext;
@@ -63,7 +65,10 @@ impl From<Agent> for Offer {
 
 /// The tools this server offers, in a fixed order.
 pub struct Catalogue {
-    tools: Vec<(Agent, Tool)>,
+    offers: Vec<Offer>,
+    /// Built at the first `tools/list`: their schemas are most of a start's own work, and
+    /// `initialize` needs none of it.
+    tools: OnceLock<Vec<Tool>>,
 }
 
 impl Catalogue {
@@ -87,38 +92,41 @@ impl Catalogue {
             (enable.is_empty() || enable.iter().any(|e| e == name))
                 && !disable.iter().any(|d| d == name)
         };
-        let tools: Vec<_> = offers
+        let offers: Vec<_> = offers
             .iter()
             .filter(|offer| chosen(offer.agent.name()))
-            .map(|offer| (offer.agent, tool(offer)))
+            .cloned()
             .collect();
-        if tools.is_empty() {
+        if offers.is_empty() {
             return Err(CatalogueError::NoTools(cli_agent_engine::agent::names(
                 &agents,
             )));
         }
-        Ok(Self { tools })
+        Ok(Self {
+            offers,
+            tools: OnceLock::new(),
+        })
     }
 
     pub fn tools(&self) -> Vec<Tool> {
-        self.tools.iter().map(|(_, tool)| tool.clone()).collect()
+        self.tools.get_or_init(|| tools(&self.offers)).clone()
     }
 
+    /// The agent of the tool named `name` (a tool is named after its agent).
     pub fn agent(&self, name: &str) -> Option<Agent> {
-        self.tools
-            .iter()
-            .find(|(_, tool)| tool.name == name)
-            .map(|(agent, _)| *agent)
+        self.agent_names()
+            .zip(&self.offers)
+            .find(|(agent, _)| *agent == name)
+            .map(|(_, offer)| offer.agent)
     }
 
     pub fn names(&self) -> String {
-        let names: Vec<_> = self.tools.iter().map(|(agent, _)| agent.name()).collect();
-        names.join(", ")
+        self.agent_names().collect::<Vec<_>>().join(", ")
     }
 
     /// The agents offered, by their tools' names.
     pub fn agent_names(&self) -> impl Iterator<Item = &str> {
-        self.tools.iter().map(|(_, tool)| tool.name.as_ref())
+        self.offers.iter().map(|offer| offer.agent.name())
     }
 }
 
