@@ -69,7 +69,8 @@ fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
     if let Some(file) = &file {
         (command, file_defaults) = layer::apply(command, file, builtin_bins(file))?;
     }
-    let matches = match command.clone().try_get_matches_from(argv) {
+    // Parsed in place: a clone of every argument of every subcommand costs more than parsing.
+    let matches = match command.try_get_matches_from_mut(argv) {
         Ok(matches) => matches,
         Err(error) => error.exit(),
     };
