@@ -7,7 +7,7 @@ use std::fs::OpenOptions;
 use std::io::{self, IsTerminal, Write};
 use std::sync::Mutex;
 
-use cli_agent_engine::redact::{self, redact};
+use cli_agent_engine::redact::redact;
 use tracing::Metadata;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -19,11 +19,8 @@ use crate::cli::LoggingArgs;
 use crate::mcp::logging::ClientLogLayer;
 
 pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
-    // Every line is masked (see `Redacting`): its patterns are built meanwhile, so that the
-    // server's first log line does not build them on the way to its first answer.
-    let _ = std::thread::Builder::new()
-        .name("redact-prepare".into())
-        .spawn(redact::prepare);
+    // Every line is masked (see `Redacting`): the first builds the patterns, a few ms, so the
+    // server logs nothing on the way to its first answer (its start line comes after it).
     let filter = args.log.as_deref().unwrap_or(default_level);
     let filter = EnvFilter::try_new(filter).map_err(|error| {
         format!("bad log filter `{filter}` (--log / CAM_LOG): {error}; try `info` or `debug`")

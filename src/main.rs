@@ -14,6 +14,7 @@ mod cli;
 mod commands;
 mod config;
 mod dashboard;
+mod first_answer;
 mod jobs;
 mod logging;
 mod mcp;
@@ -23,10 +24,13 @@ mod transport;
 
 use std::process::ExitCode;
 
-use cli_agent_engine::process::{GUARDIAN_COMMAND, Guardian, MarkerPrefix, run_guardian};
+use cli_agent_engine::process::{
+    GUARDIAN_COMMAND, Guardian, GuardianStart, MarkerPrefix, run_guardian,
+};
 use cli_agent_engine::sandbox::remove_left_by;
 
 use crate::cli::Command;
+use crate::first_answer::AfterFirstAnswer;
 use crate::transport::parent_pipe::{self, ParentPipe};
 
 fn main() -> ExitCode {
@@ -48,6 +52,7 @@ fn main() -> ExitCode {
         Some(command) => command,
         None => Command::Serve(loaded.cli.serve.clone()),
     };
+    let after_first_answer = first_answer_gate(&command);
     if let Err(error) = logging::init(&loaded.cli.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
@@ -56,10 +61,10 @@ fn main() -> ExitCode {
         tracing::warn!(%error);
         None
     });
-    // Held until we return; our death, however it comes, closes its pipe. Started on a thread
-    // of its own, off the way to the server's first answer; runs wait for it.
-    let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
-    let _guardian = starts_runs.then(Guardian::start_in_background);
+    // Held until we return; our death, however it comes, closes its pipe.
+    let _guardian = start_guardian(&command, &after_first_answer);
+    // Dropped before the guardian's start is joined: nothing waits on a gate never opened.
+    let _open_at_exit = after_first_answer.opened_at_exit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -70,21 +75,53 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let code = runtime.block_on(dispatch(command, loaded, parent_pipe));
+    let code = runtime.block_on(dispatch(command, loaded, parent_pipe, after_first_answer));
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
 }
 
+/// Only the server answers a client first; the other commands start everything at once.
+fn first_answer_gate(command: &Command) -> AfterFirstAnswer {
+    match command {
+        Command::Serve(_) => AfterFirstAnswer::default(),
+        _ => AfterFirstAnswer::open_now(),
+    }
+}
+
+/// The guardian of the commands that start runs, started on a thread of its own once the
+/// server has answered its client (at once for `run`); runs wait for it.
+fn start_guardian(
+    command: &Command,
+    after_first_answer: &AfterFirstAnswer,
+) -> Option<GuardianStart> {
+    let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
+    starts_runs.then(|| {
+        let gate = after_first_answer.clone();
+        Guardian::start_in_background(move || gate.wait())
+    })
+}
+
 /// Run the command with the settings it takes; its exit code. Only the server watches the
 /// launcher's pipe; the other commands close it.
-async fn dispatch(command: Command, loaded: config::Loaded, parent: Option<ParentPipe>) -> u8 {
+async fn dispatch(
+    command: Command,
+    loaded: config::Loaded,
+    parent: Option<ParentPipe>,
+    after_first_answer: AfterFirstAnswer,
+) -> u8 {
     let store = loaded.store_settings();
     let config = loaded.engine_config();
     let agents = loaded.agents();
     match command {
         Command::Serve(args) => {
-            commands::serve::run(args, config, loaded.offers(), store, parent).await
+            let started = commands::serve::Start {
+                offers: loaded.offers(),
+                store,
+                parent,
+                after_first_answer,
+            };
+            commands::serve::run(args, config, started).await
         }
         Command::Run(args) => commands::run::run(args, config, &agents, &store).await,
         Command::Doctor(args) => commands::doctor::run(config, &agents, args.json).await,

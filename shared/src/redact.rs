@@ -88,12 +88,6 @@ static EACH: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
         .collect()
 });
 
-/// Builds what every call of [`redact`] needs now, on the caller's thread: a few milliseconds
-/// of CPU that a server's first log line would otherwise wait for, before its first answer.
-pub fn prepare() {
-    LazyLock::force(&ANY);
-}
-
 /// `text` with every recognised secret masked; borrowed when there was none.
 pub fn redact(text: &str) -> Cow<'_, str> {
     let hits = ANY.matches(text);

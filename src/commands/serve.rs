@@ -8,9 +8,10 @@
 //! dashboard's routes beside `/mcp` on HTTP. The transport serves until the shutdown and
 //! returns the exit code.
 //!
-//! Nothing that `initialize` does not need runs before stdio answers it: the store opens on a
-//! blocking thread (a tool that needs it waits), the guardian starts on a thread of its own
-//! (`main`; a run waits for it).
+//! Nothing that `initialize` does not need runs before stdio answers it, nor beside it: the
+//! store opens on a blocking thread and the guardian starts on a thread of its own (`main`)
+//! once the transport has answered ([`AfterFirstAnswer`]); a tool that needs the store waits
+//! for it, a run for the guardian.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,6 +24,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::cli::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
+use crate::first_answer::AfterFirstAnswer;
 use crate::jobs::JobsError;
 use crate::jobs::store::{PendingStore, Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
@@ -41,13 +43,22 @@ struct BadCap {
     value: String,
 }
 
-pub async fn run(
-    args: ServeArgs,
-    config: EngineConfig,
-    offers: Vec<Offer>,
-    store: StoreSettings,
-    parent: Option<ParentPipe>,
-) -> u8 {
+/// What `main` hands the server besides its arguments and the engine's settings.
+pub struct Start {
+    pub offers: Vec<Offer>,
+    pub store: StoreSettings,
+    pub parent: Option<ParentPipe>,
+    /// Opened by the transport once it has answered; the store's opening waits for it.
+    pub after_first_answer: AfterFirstAnswer,
+}
+
+pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
+    let Start {
+        offers,
+        store,
+        parent,
+        after_first_answer,
+    } = start;
     let http = match args
         .http
         .addr
@@ -57,7 +68,9 @@ pub async fn run(
         Some(Ok(settings)) => Some(settings),
         Some(Err(error)) => return usage(error),
     };
-    let (server, lifecycle) = match build(&args, config, &offers, store).await {
+    let store = open_store(store, &after_first_answer);
+    let built = build(&args, config, &offers, store, &after_first_answer).await;
+    let (server, lifecycle) = match built {
         Ok(built) => built,
         Err(code) => return code,
     };
@@ -66,12 +79,14 @@ pub async fn run(
     }
     match http {
         Some(settings) => {
-            // The dashboard's routes are made with the store, as the address is bound.
+            // HTTP answers many clients, none of them first: everything starts now. The
+            // dashboard's routes are made with the store, as the address is bound.
+            after_first_answer.open();
             let store = server.jobs.store().await;
             let routes = dashboard_routes(store, args.http.allowed_hosts.clone());
             http::serve(server, settings, lifecycle, routes).await
         }
-        None => stdio::serve(server, lifecycle).await,
+        None => stdio::serve(server, lifecycle, after_first_answer).await,
     }
 }
 
@@ -101,7 +116,8 @@ async fn build(
     args: &ServeArgs,
     config: EngineConfig,
     offers: &[Offer],
-    store: StoreSettings,
+    store: PendingStore,
+    after_first_answer: &AfterFirstAnswer,
 ) -> Result<(AgentServer, Lifecycle), u8> {
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
@@ -114,7 +130,7 @@ async fn build(
     let stopping = CancellationToken::new();
     let jobs = Jobs::new(
         Arc::new(Engine::new(config)),
-        open_store(store),
+        store,
         Scheduler::new(caps),
         runs.clone(),
         stopping.clone(),
@@ -125,7 +141,7 @@ async fn build(
         return Err(EXIT_USAGE);
     }
     tokio::spawn(jobs.clone().poll_cancel_requests());
-    log_start(args, &catalogue, &policy);
+    after_first_answer.then(log_start(args, &catalogue, &policy));
     let server = AgentServer {
         jobs,
         catalogue,
@@ -151,19 +167,30 @@ fn beyond_bounds(args: &ServeArgs) -> BeyondBounds {
     }
 }
 
-fn log_start(args: &ServeArgs, catalogue: &Catalogue, policy: &Policy) {
-    tracing::info!(
-        version = env!("CARGO_PKG_VERSION"),
-        tools = %catalogue.names(),
-        roots = %policy.describe_roots(),
-        max_permission = %policy.max_permission(),
-        "serving MCP {}",
-        if args.http.addr.is_some() {
-            "over Streamable HTTP"
-        } else {
-            "on stdio"
-        }
-    );
+/// The start's log line, written once the server has answered (its masking patterns take
+/// milliseconds to build).
+fn log_start(
+    args: &ServeArgs,
+    catalogue: &Catalogue,
+    policy: &Policy,
+) -> impl FnOnce() + Send + 'static {
+    let tools = catalogue.names();
+    let roots = policy.describe_roots();
+    let max_permission = policy.max_permission().to_string();
+    let over = if args.http.addr.is_some() {
+        "over Streamable HTTP"
+    } else {
+        "on stdio"
+    };
+    move || {
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            tools = %tools,
+            roots = %roots,
+            max_permission = %max_permission,
+            "serving MCP {over}"
+        );
+    }
 }
 
 fn usage(error: impl std::fmt::Display) -> u8 {
@@ -201,8 +228,9 @@ fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
 /// The job store, made ready on a blocking thread: a killed server's jobs marked interrupted,
 /// old ones pruned. A store that can't be used leaves jobs unrecorded, with one warning; calls
 /// still run.
-fn open_store(settings: StoreSettings) -> PendingStore {
-    PendingStore::open(move || match ready_store(&settings) {
+/// The store, opened on a blocking thread once the server has answered its first request.
+fn open_store(settings: StoreSettings, after_first_answer: &AfterFirstAnswer) -> PendingStore {
+    PendingStore::open(after_first_answer, move || match ready_store(&settings) {
         Ok((store, pruned)) => {
             tracing::debug!(path = %store.path().display(), pruned, "job store ready");
             Ok(store)

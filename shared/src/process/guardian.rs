@@ -12,8 +12,8 @@
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 //!
 //! Its spawn waits for the exec of this binary (about 1 ms, several on a loaded machine), so a
-//! server starts it on a thread of its own ([`Guardian::start_in_background`]) and answers its
-//! client meanwhile; every run waits for it ([`Guardian::up`]) before it starts a process.
+//! server starts it on a thread of its own ([`Guardian::start_in_background`]) once it has
+//! answered its client; every run waits for it ([`Guardian::up`]) before it starts a process.
 
 use std::io::Read;
 use std::process::{ChildStdin, Command, Stdio};
@@ -72,14 +72,16 @@ impl Guardian {
         Ok(Self { _pipe: pipe })
     }
 
-    /// [`Guardian::start`] on a thread of its own; a failure is logged, and the runs go on
+    /// [`Guardian::start`] on a thread of its own, once `after` returns there (a server lets
+    /// it wait until it has answered its client); a failure is logged, and the runs go on
     /// unguarded, as they would have. Call it once, before the first run.
-    pub fn start_in_background() -> GuardianStart {
+    pub fn start_in_background(after: impl FnOnce() + Send + 'static) -> GuardianStart {
         let (started, watch) = watch::channel(false);
         if STARTED.set(watch).is_err() {
             tracing::warn!("a second guardian was started; runs wait only for the first");
         }
         let start = move || {
+            after();
             let guardian = Self::start_or_warn();
             started.send_replace(true);
             guardian
