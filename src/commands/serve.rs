@@ -9,9 +9,10 @@
 //! returns the exit code.
 //!
 //! Nothing that `initialize` does not need runs before stdio answers it, nor beside it: the
-//! store opens on a blocking thread and the guardian starts on a thread of its own (`main`)
-//! once the transport has answered ([`AfterFirstAnswer`]); a tool that needs the store waits
-//! for it, a run for the guardian.
+//! store opens on a blocking thread, the guardian starts on a thread of its own (`main`) and
+//! the start is logged once the transport has answered, or got a request that is not
+//! `initialize` ([`AfterFirstAnswer`]); a tool that needs the store waits for it, a run for
+//! the guardian.
 
 use std::sync::Arc;
 use std::time::Duration;
