@@ -2,9 +2,9 @@
 //! this binary, whose page faults cost milliseconds of CPU), the job store's opening and the
 //! start's log line (whose masking patterns take milliseconds to build) took turns with the
 //! server's way to its `initialize` answer on a machine of two cores. The transport opens this
-//! gate once it has answered (stdio: the handshake is done); the work queued on it runs then,
-//! and a thread that waits on it goes on. Whatever needs that work's result waits for it as
-//! before (a run for the guardian, a job tool for the store).
+//! gate (stdio: once an answer is written or anything but `initialize` comes; HTTP: at once);
+//! the work queued on it runs then, and a thread that waits on it goes on. Whatever needs that
+//! work's result waits for it as before (a run for the guardian, a job tool for the store).
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 

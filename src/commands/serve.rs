@@ -226,10 +226,9 @@ fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
     })
 }
 
-/// The job store, made ready on a blocking thread: a killed server's jobs marked interrupted,
-/// old ones pruned. A store that can't be used leaves jobs unrecorded, with one warning; calls
-/// still run.
-/// The store, opened on a blocking thread once the server has answered its first request.
+/// The job store, made ready on a blocking thread once the server has answered its first
+/// request: a killed server's jobs marked interrupted, old ones pruned. A store that can't be
+/// used leaves jobs unrecorded, with one warning; calls still run.
 fn open_store(settings: StoreSettings, after_first_answer: &AfterFirstAnswer) -> PendingStore {
     PendingStore::open(after_first_answer, move || match ready_store(&settings) {
         Ok((store, pruned)) => {

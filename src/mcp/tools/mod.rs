@@ -114,10 +114,10 @@ impl Catalogue {
 
     /// The agent of the tool named `name` (a tool is named after its agent).
     pub fn agent(&self, name: &str) -> Option<Agent> {
-        self.agent_names()
-            .zip(&self.offers)
-            .find(|(agent, _)| *agent == name)
-            .map(|(_, offer)| offer.agent)
+        self.offers
+            .iter()
+            .map(|offer| offer.agent)
+            .find(|agent| agent.name() == name)
     }
 
     pub fn names(&self) -> String {

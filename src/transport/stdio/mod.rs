@@ -32,7 +32,8 @@ enum SessionError {
 }
 
 /// Serve one MCP session on stdin/stdout, then shut down; the result is the exit code.
-/// `after_first_answer` opens once the first answer is written, or the session ended.
+/// `after_first_answer` opens once the first answer is written or anything but `initialize`
+/// comes (see `channel`), or the session ended.
 pub async fn serve(
     server: AgentServer,
     lifecycle: Lifecycle,
