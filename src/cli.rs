@@ -22,6 +22,15 @@ use crate::jobs::store::{JobId, JobStatus};
     about = "Run coding-agent CLIs headless, as an MCP server or once from the command line; leave nothing behind"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub options: Options,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// What the bare binary takes: the settings every command shares, and `serve`'s own.
+#[derive(Args, Debug)]
+pub struct Options {
     /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
     /// Flags and CAM_* variables override what it sets.
     #[arg(long, env = "CAM_CONFIG", global = true, value_name = "PATH")]
@@ -33,8 +42,6 @@ pub struct Cli {
     /// The bare binary serves MCP, so `serve`'s options are accepted without the subcommand.
     #[command(flatten)]
     pub serve: ServeArgs,
-    #[command(subcommand)]
-    pub command: Option<Command>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -163,9 +170,22 @@ impl EngineArgs {
 
 /// The derived command plus the arguments each CLI of the registry brings.
 pub fn command() -> clap::Command {
+    with_bin_args(Cli::command())
+}
+
+/// The bare binary's command: [`Options`] without the subcommands, whose definitions (and
+/// the global arguments copied into each) are most of the cost of a parse. A command line
+/// without arguments, as hosts start the server, parses to the same values with either.
+pub fn bare_command() -> clap::Command {
+    with_bin_args(Options::augment_args(clap::Command::new(env!(
+        "CARGO_PKG_NAME"
+    ))))
+}
+
+fn with_bin_args(command: clap::Command) -> clap::Command {
     BUILTINS
         .iter()
-        .fold(Cli::command(), |command, cli| command.arg(bin_arg(*cli)))
+        .fold(command, |command, cli| command.arg(bin_arg(*cli)))
 }
 
 /// `--<cli>-bin PATH`, also `CAM_<CLI>_BIN`.
