@@ -213,7 +213,9 @@ async fn report_cold_start(count: usize, jobs: usize) {
     }
 }
 
-/// Spawn to the `initialize` response; then the server is closed and waited for.
+/// Spawn to the `initialize` response; then the server is closed and waited for, and its
+/// guardian too: the guardian's exit looks for processes left behind (a few ms of CPU), and
+/// the next start would take turns with it, as no host's start of a server does.
 async fn cold_start(builder: mcp::Builder) -> Duration {
     let started = Instant::now();
     let mut server = builder.spawn();
@@ -221,6 +223,11 @@ async fn cold_start(builder: mcp::Builder) -> Duration {
     let took = started.elapsed();
     server.close_stdin();
     server.wait_exit(Duration::from_secs(30)).await;
+    let pid = server.pid();
+    common::wait_until("the closed server's guardian to exit", || {
+        !common::guardian_alive(pid)
+    })
+    .await;
     took
 }
 

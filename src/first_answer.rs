@@ -1,24 +1,18 @@
-//! Start-up work that no first answer needs waits for it: the guardian's spawn (an exec of
-//! this binary, whose page faults cost milliseconds of CPU), the job store's opening and the
-//! start's log line (whose masking patterns take milliseconds to build) took turns with the
-//! server's way to its `initialize` answer on a machine of two cores. The transport opens this
-//! gate (stdio: once an answer is written or anything but `initialize` comes; HTTP: at once);
-//! the work queued on it runs then, and a thread that waits on it goes on. Whatever needs that
-//! work's result waits for it as before (a run for the guardian, a job tool for the store).
+//! Start-up work that no first answer needs waits for it: the guardian's start (a thread,
+//! then an exec of this binary whose page faults cost milliseconds of CPU), the job store's
+//! opening and the start's log line (whose masking patterns take milliseconds to build) took
+//! turns with the server's way to its `initialize` answer on a machine of two cores. The
+//! transport opens this gate (stdio: once an answer is written or anything but `initialize`
+//! comes; HTTP: at once); the work queued on it runs then. Whatever needs that work's result
+//! waits for it as before (a run for the guardian, a job tool for the store).
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 type Work = Box<dyn FnOnce() + Send>;
 
 /// A gate that opens once and stays open; cheap to clone.
 #[derive(Clone, Default)]
-pub struct AfterFirstAnswer(Arc<Gate>);
-
-#[derive(Default)]
-struct Gate {
-    state: Mutex<State>,
-    opened: Condvar,
-}
+pub struct AfterFirstAnswer(Arc<Mutex<State>>);
 
 #[derive(Default)]
 struct State {
@@ -45,17 +39,7 @@ impl AfterFirstAnswer {
         }
     }
 
-    /// Blocks this thread until the gate is open.
-    pub fn wait(&self) {
-        let state = self.state();
-        let _open = self
-            .0
-            .opened
-            .wait_while(state, |state| !state.open)
-            .unwrap_or_else(PoisonError::into_inner);
-    }
-
-    /// Lets every waiter go and runs the queued work, in the order it came.
+    /// Runs the queued work, in the order it came.
     pub fn open(&self) {
         for work in self.open_and_take() {
             work();
@@ -63,8 +47,8 @@ impl AfterFirstAnswer {
     }
 
     /// Opens the gate when dropped, without running the queued work (the runtime it needs
-    /// is gone by then): held to the end of `main`, so that no thread is left waiting (and
-    /// no exit waits on one) when the server ends before it answered anything.
+    /// is gone by then): held to the end of `main`, so that what a server that ends before it
+    /// answered anything queued is dropped, and nothing it holds waits for that work.
     pub fn opened_at_exit(&self) -> OpenAtExit {
         OpenAtExit(self.clone())
     }
@@ -72,12 +56,11 @@ impl AfterFirstAnswer {
     fn open_and_take(&self) -> Vec<Work> {
         let mut state = self.state();
         state.open = true;
-        self.0.opened.notify_all();
         std::mem::take(&mut state.queued)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
-        self.0.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -96,18 +79,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn waiters_go_once_the_gate_opens_and_later_ones_do_not_wait() {
-        let gate = AfterFirstAnswer::default();
-        let waiter = std::thread::spawn({
-            let gate = gate.clone();
-            move || gate.wait()
-        });
-        gate.open();
-        waiter.join().expect("the waiter went");
-        gate.wait();
-    }
-
-    #[test]
     fn queued_work_runs_in_order_at_the_opening_and_later_work_at_once() {
         let gate = AfterFirstAnswer::default();
         let done = Arc::new(Mutex::new(Vec::new()));
@@ -123,7 +94,7 @@ mod tests {
     }
 
     #[test]
-    fn the_exit_guard_lets_waiters_go_and_drops_the_queued_work() {
+    fn the_exit_guard_drops_the_queued_work_and_later_work_runs_at_once() {
         let gate = AfterFirstAnswer::default();
         let ran = Arc::new(AtomicUsize::new(0));
         let counter = ran.clone();
@@ -131,9 +102,12 @@ mod tests {
             counter.fetch_add(1, Ordering::SeqCst);
         });
         drop(gate.opened_at_exit());
-        gate.wait();
         assert_eq!(ran.load(Ordering::SeqCst), 0);
         assert_eq!(Arc::strong_count(&ran), 1, "the queued work was dropped");
-        AfterFirstAnswer::open_now().wait();
+        let counter = ran.clone();
+        gate.then(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
+        assert_eq!(ran.load(Ordering::SeqCst), 1, "the gate is open");
     }
 }

@@ -23,6 +23,7 @@ mod registry_tests;
 mod transport;
 
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use cli_agent_engine::process::{
     GUARDIAN_COMMAND, Guardian, GuardianStart, MarkerPrefix, run_guardian,
@@ -50,10 +51,10 @@ fn main() -> ExitCode {
     };
     let command = match loaded.cli.command.take() {
         Some(command) => command,
-        None => Command::Serve(loaded.cli.serve.clone()),
+        None => Command::Serve(loaded.cli.options.serve.clone()),
     };
     let after_first_answer = first_answer_gate(&command);
-    if let Err(error) = logging::init(&loaded.cli.logging, command.default_log_level()) {
+    if let Err(error) = logging::init(&loaded.cli.options.logging, command.default_log_level()) {
         eprintln!("error: {error}");
         return ExitCode::from(2);
     }
@@ -63,7 +64,8 @@ fn main() -> ExitCode {
     });
     // Held until we return; our death, however it comes, closes its pipe.
     let _guardian = start_guardian(&command, &after_first_answer);
-    // Dropped before the guardian's start is joined: nothing waits on a gate never opened.
+    // Dropped first: what waits on a gate never opened (the guardian's start among it) is
+    // dropped, not run.
     let _open_at_exit = after_first_answer.opened_at_exit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -89,16 +91,19 @@ fn first_answer_gate(command: &Command) -> AfterFirstAnswer {
     }
 }
 
-/// The guardian of the commands that start runs, started on a thread of its own once the
-/// server has answered its client (at once for `run`); runs wait for it.
+/// The guardian of the commands that start runs, which wait for it: started on a thread of
+/// its own once the server has answered its client (at once for `run`), so that neither the
+/// thread nor the guardian's exec takes turns with the way to that answer.
 fn start_guardian(
     command: &Command,
     after_first_answer: &AfterFirstAnswer,
-) -> Option<GuardianStart> {
+) -> Option<Arc<GuardianStart>> {
     let starts_runs = matches!(command, Command::Serve(_) | Command::Run(_));
     starts_runs.then(|| {
-        let gate = after_first_answer.clone();
-        Guardian::start_in_background(move || gate.wait())
+        let guardian = Guardian::start_later();
+        let start = guardian.clone();
+        after_first_answer.then(move || start.begin());
+        guardian
     })
 }
 

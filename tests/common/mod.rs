@@ -151,6 +151,21 @@ pub fn guardian_of(pid: i32) -> Option<i32> {
         .find(|&child| is_guardian(child))
 }
 
+/// Whether a guardian of the server (or `run`) that ran as `pid` is alive: found by the runs it
+/// guards (`CAM_RUN_ID=<pid>.<hex>-`), so also once that process is gone and it has another
+/// parent.
+pub fn guardian_alive(pid: i32) -> bool {
+    let guarded = format!("CAM_RUN_ID={pid}.");
+    platform::process_ids().into_iter().any(|other| {
+        let args = platform::arguments(other).unwrap_or_default();
+        args.get(1).is_some_and(|a| a == "__guardian")
+            && args
+                .get(2)
+                .is_some_and(|prefix| prefix.starts_with(&guarded))
+            && platform::is_alive(other)
+    })
+}
+
 /// Alive (not a zombie) and running as a guardian.
 pub fn is_guardian(pid: i32) -> bool {
     let Ok(pid) = u32::try_from(pid) else {

@@ -12,12 +12,13 @@
 //! Its stdout is /dev/null: it must never hold the MCP channel open.
 //!
 //! Its spawn waits for the exec of this binary (about 1 ms, several on a loaded machine), so a
-//! server starts it on a thread of its own ([`Guardian::start_in_background`]) once it has
-//! answered its client; every run waits for it ([`Guardian::up`]) before it starts a process.
+//! server announces it at its start ([`Guardian::start_later`]), starts it on a thread of its
+//! own once it has answered its client ([`GuardianStart::begin`]), and every run waits for it
+//! ([`Guardian::up`]) before it starts a process.
 
 use std::io::Read;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -72,41 +73,23 @@ impl Guardian {
         Ok(Self { _pipe: pipe })
     }
 
-    /// [`Guardian::start`] on a thread of its own, once `after` returns there (a server lets
-    /// it wait until it has answered its client); a failure is logged, and the runs go on
-    /// unguarded, as they would have. Call it once, before the first run.
-    pub fn start_in_background(after: impl FnOnce() + Send + 'static) -> GuardianStart {
+    /// The guardian of this process's runs, announced now and started on a thread of its own
+    /// by [`GuardianStart::begin`] (a server calls it once it has answered its client): runs
+    /// wait for it ([`Guardian::up`]) from now on. Call it once, before the first run.
+    pub fn start_later() -> Arc<GuardianStart> {
         let (started, watch) = watch::channel(false);
         if STARTED.set(watch).is_err() {
             tracing::warn!("a second guardian was started; runs wait only for the first");
         }
-        let start = move || {
-            after();
-            let guardian = Self::start_or_warn();
-            started.send_replace(true);
-            guardian
-        };
-        let thread = std::thread::Builder::new()
-            .name("guardian-start".into())
-            .spawn(start);
-        GuardianStart(match thread {
-            Ok(thread) => Starting::OnThread(thread),
-            // The closure, and with it the sender, is gone: runs do not wait.
-            Err(error) => {
-                tracing::warn!(%error, "no thread to start the guardian on: starting it here");
-                Starting::Done {
-                    _guardian: Self::start_or_warn(),
-                }
-            }
-        })
+        Arc::new(GuardianStart(Mutex::new(Starting::NotYet(started))))
     }
 
     fn start_or_warn() -> Option<Self> {
         Self::start().inspect_err(|error| tracing::warn!(%error)).ok()
     }
 
-    /// Waits until the guardian started by [`Guardian::start_in_background`] is up (or could
-    /// not start); at once in a process that started none. Call it before starting any process
+    /// Waits until the guardian announced by [`Guardian::start_later`] is up (or could not
+    /// start); at once in a process that announced none. Call it before starting any process
     /// of a run: one started earlier would outlive a SIGKILL of this process.
     pub async fn up() {
         if let Some(started) = STARTED.get() {
@@ -117,19 +100,60 @@ impl Guardian {
     }
 }
 
-/// The guardian while a thread starts it, then once it runs. Dropping it waits for the start
-/// to finish, then closes the guardian's pipe, as dropping the [`Guardian`] does.
-pub struct GuardianStart(Starting);
+/// The guardian before it starts, while a thread starts it, then once it runs. Dropping it
+/// waits for a start under way to finish, then closes the guardian's pipe, as dropping the
+/// [`Guardian`] does; one never begun lets the runs that wait for it go.
+pub struct GuardianStart(Mutex<Starting>);
 
 enum Starting {
+    /// Told when the guardian is up (or could not start).
+    NotYet(watch::Sender<bool>),
     OnThread(JoinHandle<Option<Guardian>>),
     Done { _guardian: Option<Guardian> },
+}
+
+impl GuardianStart {
+    /// Starts the guardian on a thread of its own, the first time only; a failure is logged,
+    /// and the runs go on unguarded, as they would have.
+    pub fn begin(&self) {
+        let mut state = self.state();
+        let done = Starting::Done { _guardian: None };
+        let started = match std::mem::replace(&mut *state, done) {
+            Starting::NotYet(started) => started,
+            begun => {
+                *state = begun;
+                return;
+            }
+        };
+        let start = move || {
+            let guardian = Guardian::start_or_warn();
+            started.send_replace(true);
+            guardian
+        };
+        let thread = std::thread::Builder::new()
+            .name("guardian-start".into())
+            .spawn(start);
+        *state = match thread {
+            Ok(thread) => Starting::OnThread(thread),
+            // The closure, and with it the sender, is gone: runs do not wait.
+            Err(error) => {
+                tracing::warn!(%error, "no thread to start the guardian on: starting it here");
+                Starting::Done {
+                    _guardian: Guardian::start_or_warn(),
+                }
+            }
+        };
+    }
+
+    fn state(&self) -> MutexGuard<'_, Starting> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 impl Drop for GuardianStart {
     fn drop(&mut self) {
         let done = Starting::Done { _guardian: None };
-        if let Starting::OnThread(thread) = std::mem::replace(&mut self.0, done) {
+        if let Starting::OnThread(thread) = std::mem::replace(&mut *self.state(), done) {
             drop(thread.join());
         }
     }
