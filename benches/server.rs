@@ -191,8 +191,8 @@ async fn report_cold_start(count: usize, jobs: usize) {
     let (mut fresh, mut existing) = (Vec::with_capacity(count), Vec::with_capacity(count));
     // Taking turns, so that a machine whose speed drifts slows both alike.
     for _ in 0..count {
-        fresh.push(cold_start(bench_server()).await);
-        existing.push(cold_start(bench_server().env("CAM_STATE_DIR", large.path())).await);
+        fresh.push(cold_start(host_started()).await);
+        existing.push(cold_start(host_started().env("CAM_STATE_DIR", large.path())).await);
     }
     let megabytes = dir_bytes(large.path()) as f64 / 1e6;
     for (store, times) in [
@@ -1006,6 +1006,11 @@ fn mib(kib: impl Into<Option<u64>>) -> String {
 /// workspace, and the sandbox's own cost is measured by the engine bench (section 5).
 fn bench_server() -> mcp::Builder {
     Server::builder().env("CAM_SANDBOX", "off")
+}
+
+/// The bare binary, as the hosts' lines start it (`npx -y cli-agent-mcp`), for the cold start.
+fn host_started() -> mcp::Builder {
+    Server::bare().env("CAM_SANDBOX", "off")
 }
 
 async fn started(builder: mcp::Builder) -> Server {

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
     // SAFETY: first in main, once: no other thread exists yet.
     let parent_pipe = unsafe { parent_pipe::take() };
     cli_agent_engine::platform::tune_allocator();
+    let runtime_start = runtime_beside();
     let mut loaded = match config::load() {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -67,10 +68,7 @@ fn main() -> ExitCode {
     // Dropped first: what waits on a gate never opened (the guardian's start among it) is
     // dropped, not run.
     let _open_at_exit = after_first_answer.opened_at_exit();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime_start() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: could not start the async runtime: {error}");
@@ -81,6 +79,25 @@ fn main() -> ExitCode {
     // A blocking read of stdin cannot be cancelled: waiting for it would hang the exit.
     runtime.shutdown_background();
     ExitCode::from(code)
+}
+
+/// The async runtime, built on a thread of its own while `main` reads its settings: the spawns
+/// of its worker threads, about a millisecond on a machine of two cores, go on beside that.
+fn runtime_beside() -> impl FnOnce() -> std::io::Result<tokio::runtime::Runtime> {
+    let build = || {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    };
+    let thread = std::thread::Builder::new()
+        .name("runtime-start".into())
+        .spawn(build);
+    move || match thread {
+        Ok(thread) => thread
+            .join()
+            .unwrap_or_else(|_| Err(std::io::Error::other("its thread panicked"))),
+        Err(_) => build(),
+    }
 }
 
 /// Only the server answers a client first; the other commands start everything at once.
