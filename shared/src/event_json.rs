@@ -157,37 +157,35 @@ impl<'o> Object<'o> {
 fn write_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
     let bytes = text.as_bytes();
-    let Some(first) = first_special(bytes, 0) else {
-        out.extend_from_slice(bytes);
-        out.push(b'"');
-        return;
-    };
     let mut plain = 0;
-    for (at, &byte) in bytes.iter().enumerate().skip(first) {
-        let escape: &[u8] = match byte {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            0x00..=0x1f => b"",
-            _ => continue,
-        };
+    while let Some(at) = first_special(bytes, plain) {
         out.extend_from_slice(&bytes[plain..at]);
-        if escape.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(byte >> 4)]);
-            out.push(HEX[usize::from(byte & 0xf)]);
-        } else {
-            out.extend_from_slice(escape);
-        }
+        write_escape(out, bytes[at]);
         plain = at + 1;
     }
     out.extend_from_slice(&bytes[plain..]);
     out.push(b'"');
+}
+
+/// The escape of a special byte (see [`first_special`]): the short one where JSON has it.
+fn write_escape(out: &mut Vec<u8>, byte: u8) {
+    let short: &[u8] = match byte {
+        b'"' => b"\\\"",
+        b'\\' => b"\\\\",
+        b'\n' => b"\\n",
+        b'\r' => b"\\r",
+        b'\t' => b"\\t",
+        0x08 => b"\\b",
+        0x0c => b"\\f",
+        _ => {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(byte >> 4)]);
+            out.push(HEX[usize::from(byte & 0xf)]);
+            return;
+        }
+    };
+    out.extend_from_slice(short);
 }
 
 #[cfg(test)]
