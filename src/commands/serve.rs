@@ -31,8 +31,8 @@ use crate::jobs::store::{PendingStore, Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
-    AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, Offer, Shutdown, SigintMode,
-    watch_signals,
+    AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, Offer, RequestStates, Shutdown,
+    SigintMode, watch_signals,
 };
 use crate::transport::parent_pipe::{self, ParentPipe};
 use crate::transport::{http, stdio};
@@ -143,6 +143,7 @@ async fn build(
     }
     tokio::spawn(jobs.clone().poll_cancel_requests());
     after_first_answer.then(log_start(args, &catalogue, &policy));
+    let ask_timeout = Duration::from_secs(args.ask_timeout_secs);
     let server = AgentServer {
         jobs,
         catalogue,
@@ -155,6 +156,8 @@ async fn build(
         handoff_after: Duration::from_secs(args.handoff_secs),
         result_budget: usize::try_from(args.max_result_chars).unwrap_or(usize::MAX),
         subscriptions: Arc::default(),
+        board: Arc::default(),
+        states: Arc::new(RequestStates::new(ask_timeout).map_err(usage)?),
     };
     Ok((server, Lifecycle::new(shutdown, runs, grace)))
 }

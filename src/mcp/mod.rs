@@ -1,24 +1,30 @@
 //! The MCP layer, whatever carries it: the handler ([`AgentServer`]) lists the tools and
 //! answers each call; it knows no transport.
 //!
-//! `tools` turns a call's arguments into a run request (one file per tool), the jobs run it,
-//! `result` turns the outcome into a tool result and `progress` reports events on the way;
-//! `tasks` answers the tasks extension; `resources` (with `subscriptions`), `prompts` and
-//! `completion` offer the jobs as documents and common work as slash commands; `logging`
-//! sends the server's warnings to the clients (MCP logging). `policy` bounds what a call may
-//! ask for; `ask` asks the person to lift a bound for one call; `delegate_questions` forwards
-//! a delegate's own permission questions to them. `calls`, `signals` and `lifecycle` decide
-//! which runs stop, why and by when. Called by `commands::serve`, which builds the handler, and
-//! by the transports, which carry it; it calls only `jobs` and the engine below it.
+//! `agent_call` carries an agent tool's call from its arguments to its answer and `launch`
+//! starts its job; `tools` turns a call's arguments into a run request (one file per tool),
+//! the jobs run it, `result` turns the outcome into a tool result and `progress` reports
+//! events on the way; `tasks` answers the tasks extension; `resources` (with
+//! `subscriptions`), `prompts` and `completion` offer the jobs as documents and common work as
+//! slash commands; `logging` sends the server's warnings to the clients (MCP logging).
+//! `policy` bounds what a call may ask for; `ask` asks the person to lift a bound for one
+//! call, as the client's protocol allows (an elicitation request, or an input request in the
+//! call's answer, whose retry `pending` keeps the place of); `delegate_questions` forwards a
+//! delegate's own permission questions to them. `calls`, `signals` and `lifecycle` decide
+//! which runs stop, why and by when. Called by `commands::serve`, which builds the handler,
+//! and by the transports, which carry it; it calls only `jobs` and the engine below it.
 
+mod agent_call;
 mod ask;
 mod calls;
 pub mod changes;
 mod completion;
 mod delegate_questions;
 mod handler;
+mod launch;
 mod lifecycle;
 pub mod logging;
+mod pending;
 pub mod policy;
 mod progress;
 mod prompts;
@@ -30,7 +36,7 @@ mod subscriptions;
 mod tasks;
 pub mod tools;
 
-pub use self::ask::BeyondBounds;
+pub use self::ask::{BeyondBounds, RequestStates};
 pub use self::calls::{Shutdown, ShutdownCause};
 pub use self::changes::ChangesReport;
 pub use self::handler::AgentServer;

@@ -1,14 +1,17 @@
 //! MCP Tasks (the 2026-07-28 extension `io.modelcontextprotocol/tasks`), backed by jobs: a
 //! client that declares the extension gets a task for an agent call, and the task is the job,
 //! under the job's id. The job store owns the run, not rmcp's task manager (which would abort
-//! it at its TTL); `tasks/get` reads the job, `tasks/cancel` stops it.
+//! it at its TTL); `tasks/get` reads the job, `tasks/cancel` stops it. A job with a question
+//! for the person (a delegate's, see `delegate_questions`) is `input_required` with the
+//! question among its input requests, and `tasks/update` brings the person's answer.
 
 use std::time::{Duration, SystemTime};
 
 use rmcp::ErrorData;
-use rmcp::model::{DetailedTask, JsonObject, Task, TaskPayload, TaskStatus};
+use rmcp::model::{DetailedTask, InputResponses, JsonObject, Task, TaskPayload, TaskStatus};
 use serde_json::Value;
 
+use super::ask::Board;
 use super::result::JobReport;
 use crate::jobs::store::{JobId, JobRecord, JobStatus};
 use crate::jobs::{Finished, Job, JobState, Jobs, JobsError, StopReason};
@@ -26,13 +29,23 @@ pub fn created(job: &Job) -> Task {
     task
 }
 
-/// `tasks/get`: the job as a task, with its result once it has ended.
-pub async fn get(jobs: &Jobs, task_id: &str, budget: usize) -> Result<DetailedTask, ErrorData> {
+/// `tasks/get`: the job as a task, with its questions while it has any, with its result
+/// once it has ended.
+pub async fn get(
+    jobs: &Jobs,
+    board: &Board,
+    task_id: &str,
+    budget: usize,
+) -> Result<DetailedTask, ErrorData> {
     let id = task_job_id(task_id)?;
     if let Some(job) = jobs.live(&id) {
         let task = created(&job);
+        let input_requests = board.questions(std::slice::from_ref(&id));
         return Ok(match job.state() {
             JobState::Finished(finished) => ended(task, &id, &finished, budget),
+            _ if !input_requests.is_empty() => {
+                DetailedTask::new(task, TaskPayload::InputRequired { input_requests })
+            }
             JobState::Queued | JobState::Running => DetailedTask::new(task, TaskPayload::Working),
         });
     }
@@ -46,6 +59,22 @@ pub async fn get(jobs: &Jobs, task_id: &str, budget: usize) -> Result<DetailedTa
         Some(finished) => Ok(ended(task, &id, &finished, budget)),
         None => Ok(DetailedTask::new(task, TaskPayload::Working)),
     }
+}
+
+/// `tasks/update`: the person's answers to the task's questions; an answer to a question
+/// no longer asked (its time ran out) is ignored.
+pub async fn update(
+    jobs: &Jobs,
+    board: &Board,
+    task_id: &str,
+    responses: &InputResponses,
+) -> Result<(), ErrorData> {
+    let id = task_job_id(task_id)?;
+    if jobs.live(&id).is_none() {
+        jobs.record_of(&id).await.map_err(unknown(task_id))?;
+    }
+    board.answer(std::slice::from_ref(&id), responses);
+    Ok(())
 }
 
 /// `tasks/cancel`: cooperative, as the extension says; the job may still end completed.

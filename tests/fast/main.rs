@@ -22,6 +22,7 @@ mod doctor;
 mod engine_lifecycle;
 mod guardian;
 mod http;
+mod input_required;
 mod isolation;
 mod job_result;
 mod jobs;

@@ -7,7 +7,10 @@ Usage: delegate_questions.py BINARY WORKSPACE TRANSPORT, with the server's envir
 
 The SDK calls claude at read-only with a shell command claude asks about; the question arrives
 at the elicitation callback; accept lets the command run (its output, 42, is in the answer);
-decline does not, and the answer says what was denied. Exits non-zero on the first failure.
+decline does not, and the answer says what was denied. On the `initialize` handshake (the
+question is an elicitation/create request) and on the 2026-07-28 lifecycle (`auto`: the call
+answers InputRequiredResult while claude waits, the SDK asks the callback and retries with the
+answer). Exits non-zero on the first failure.
 """
 
 import json
@@ -23,6 +26,8 @@ from client import check, http_server
 from elicit import text_of
 
 SHELL = "RUN_SHELL: sh -c \"expr 6 '*' 7\""
+# The handshake of 2025-11-25, then the 2026-07-28 lifecycle.
+MODES = ("legacy", "auto")
 
 
 class Person:
@@ -43,16 +48,19 @@ async def main(binary: str, workspace: str, transport: str) -> None:
         with http_server(binary, env) as (url, token):
             headers = {"Authorization": f"Bearer {token}"}
             async with create_mcp_http_client(headers=headers) as http:
-                await exercise(streamable_http_client(url, http_client=http))
+                for mode in MODES:
+                    await exercise(streamable_http_client(url, http_client=http), mode)
     else:
-        await exercise(StdioServerParameters(command=binary, args=["serve"], env=env,
-                                             cwd=workspace))
+        for mode in MODES:
+            server = StdioServerParameters(command=binary, args=["serve"], env=env,
+                                           cwd=workspace)
+            await exercise(server, mode)
     print(f"ok (delegate questions over {transport})")
 
 
-async def exercise(server) -> None:
+async def exercise(server, mode: str) -> None:
     person = Person()
-    async with Client(server, mode="legacy", read_timeout_seconds=170,
+    async with Client(server, mode=mode, read_timeout_seconds=170,
                       elicitation_callback=person) as client:
         person.answer = types.ElicitResult(action="accept", content={"allow": True})
         result = await client.call_tool("claude", {"prompt": SHELL})

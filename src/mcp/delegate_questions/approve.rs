@@ -15,7 +15,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::{Peer, RequestContext};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,7 +23,7 @@ use serde_json::Value;
 
 use crate::jobs::Jobs;
 use crate::jobs::store::{JobId, Recorder};
-use crate::mcp::ask::{BeyondBounds, ask_person, client_name};
+use crate::mcp::ask::{BeyondBounds, Client, NoLeave};
 
 /// The endpoint's one tool.
 pub const APPROVE: &str = "approve";
@@ -80,8 +80,8 @@ impl Ruling {
 
 /// Who a run's questions go to, and where they are kept.
 pub struct Asking {
-    /// The client that made the call; `None` when it is gone.
-    pub peer: Option<Peer<RoleServer>>,
+    /// The client that made the call, or why the person cannot be asked through it.
+    pub client: Result<Client, NoLeave>,
     pub how: BeyondBounds,
     /// The job's transcript, where each question and its answer is recorded.
     pub transcript: Option<Recorder>,
@@ -97,7 +97,7 @@ impl Asking {
     /// Nobody to ask through a client, `transcript` to record in, nothing parked.
     pub fn nobody(how: BeyondBounds, transcript: Option<Recorder>) -> Self {
         Self {
-            peer: None,
+            client: Err(NoLeave::ClientGone),
             how,
             transcript,
             job: None,
@@ -220,25 +220,25 @@ impl Approver {
             let why = "this server never asks the person (--ask-beyond-bounds refuse)";
             return Ruling::unasked(PersonAnswer::DeniedWithoutAsking, why);
         };
-        let Some(peer) = &self.asking.peer else {
-            let why = "the call's client is gone, so nobody can be asked";
-            return Ruling::unasked(PersonAnswer::NobodyToAsk, why);
+        let (client, job) = match (&self.asking.client, &self.asking.job) {
+            (Ok(client), Some(job)) => (client, job),
+            (Err(no_leave), _) => return Ruling::unasked(no_leave.answer(), &no_leave.to_string()),
+            (Ok(_), None) => {
+                let why = NoLeave::ClientGone.to_string();
+                return Ruling::unasked(PersonAnswer::NobodyToAsk, &why);
+            }
         };
-        if let Some(job) = &self.asking.job {
-            job.say(format!(
-                "asking the person through {}: {asked}",
-                client_name(peer)
-            ));
-        }
-        match ask_person(peer, self.ask(asked), timeout).await {
+        let name = client.name();
+        job.say(format!("asking the person through {name}: {asked}"));
+        match client.ask(&job.id, self.ask(asked), timeout).await {
             Ok(()) => Ruling {
                 answer: PersonAnswer::Allowed,
-                answered_by: Some(client_name(peer)),
+                answered_by: Some(name),
                 why: String::new(),
             },
             Err(no_leave) => Ruling {
                 answer: no_leave.answer(),
-                answered_by: no_leave.by_the_person().then(|| client_name(peer)),
+                answered_by: no_leave.by_the_person().then_some(name),
                 why: no_leave.to_string(),
             },
         }

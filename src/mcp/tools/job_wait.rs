@@ -100,6 +100,18 @@ pub(super) async fn wait(
     }
 }
 
+/// The jobs a `job_wait` call's `arguments` name, as far as they are well formed (the call
+/// itself says what is wrong with the rest).
+pub fn waited_jobs(arguments: Option<&rmcp::model::JsonObject>) -> Vec<JobId> {
+    let named = arguments.and_then(|arguments| arguments.get("job_ids"));
+    let Some(ids) = named.and_then(serde_json::Value::as_array) else {
+        return Vec::new();
+    };
+    ids.iter()
+        .filter_map(|id| parse_id(id.as_str()?).ok())
+        .collect()
+}
+
 /// The jobs named by `job_ids`, from memory when this server runs them, else from the store.
 async fn watch(jobs: &Jobs, job_ids: &[String]) -> Result<Vec<Watched>, JobToolError> {
     if job_ids.is_empty() || job_ids.len() > MAX_WAIT_JOBS {

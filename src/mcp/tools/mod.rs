@@ -29,6 +29,7 @@ use self::agent::tools;
 pub use self::agent::{CallRequest, call_request, call_request_to_ask};
 pub use self::job::{JobTool, call as call_job_tool};
 pub use self::job_context::JobToolContext;
+pub use self::job_wait::waited_jobs;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogueError {
