@@ -156,6 +156,7 @@ impl AgentServer {
                 return result::error_result(format!("{} ({no_leave})", refusal(&call))).into();
             }
         };
+        tracing::info!(agent = %call.agent, "the call answers with the person's question about the bounds");
         let call = Box::new(call);
         let (state, id) = self.states.seal(binding, Pending::Bounds { call, client });
         self.lapse_later(id);

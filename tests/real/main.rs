@@ -13,6 +13,7 @@ mod real;
 mod web;
 
 mod delegate_questions;
+mod host_questions;
 mod mcp_real_cli;
 mod real_captures;
 mod real_cli;

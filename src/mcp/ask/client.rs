@@ -108,6 +108,7 @@ pub async fn elicit(
     {
         return Err(NoLeave::CannotAsk);
     }
+    tracing::info!(client = %session_name(peer), "asking the person with an elicitation request");
     let asked = peer
         .create_elicitation_with_timeout(form::form(question)?, Some(timeout))
         .await;
