@@ -126,22 +126,27 @@ mod tests {
         Asking::nobody(how, None)
     }
 
-    /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
-    async fn status(url: &str, token: Option<&str>) -> String {
+    /// The response to a POST of `body` to `url`, with `token` as its bearer and `headers`.
+    async fn post(url: &str, token: Option<&str>, headers: &str, body: &str) -> String {
         let authority = url.trim_start_matches("http://").trim_end_matches(MCP_PATH);
         let mut stream = TcpStream::connect(authority).await.expect("connect");
-        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
         let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
         let request = format!(
-            "POST {MCP_PATH} HTTP/1.1\r\nHost: {authority}\r\n{auth}Content-Type: application/json\r\n\
+            "POST {MCP_PATH} HTTP/1.1\r\nHost: {authority}\r\n{auth}{headers}Content-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         );
         stream.write_all(request.as_bytes()).await.expect("send");
         let mut response = Vec::new();
         let _ = stream.read_to_end(&mut response).await;
-        let text = String::from_utf8_lossy(&response);
-        text.lines().next().unwrap_or_default().to_owned()
+        String::from_utf8_lossy(&response).into_owned()
+    }
+
+    /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
+    async fn status(url: &str, token: Option<&str>) -> String {
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let response = post(url, token, "", body).await;
+        response.lines().next().unwrap_or_default().to_owned()
     }
 
     #[tokio::test]
@@ -170,6 +175,37 @@ mod tests {
             .trim_start_matches("http://")
             .trim_end_matches(MCP_PATH);
         assert!(TcpStream::connect(authority).await.is_err());
+    }
+
+    /// rmcp 3.11 answers a list method of a capability the server does not advertise with
+    /// -32601 (method not found): the endpoint advertises its tool, nothing else.
+    #[tokio::test]
+    async fn the_endpoint_lists_its_tool_and_answers_other_lists_method_not_found() {
+        let run = RunRequest::new("fix it", "/tmp");
+        let how = BeyondBounds::Ask {
+            timeout: Duration::from_secs(1),
+        };
+        let endpoint = Endpoint::open(clis::CLAUDE, &run, nobody(how))
+            .await
+            .expect("claude has a hook");
+        let address = endpoint.address();
+        let request = |method: &str| {
+            let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+            let body = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"_meta":{meta}}}}}"#
+            );
+            let headers = format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n");
+            (body, headers)
+        };
+        let (body, headers) = request("tools/list");
+        let tools = post(&address.url, Some(&address.token), &headers, &body).await;
+        assert!(tools.contains(r#""name":"approve""#), "{tools}");
+        for method in ["prompts/list", "resources/list", "resources/templates/list"] {
+            let (body, headers) = request(method);
+            let listed = post(&address.url, Some(&address.token), &headers, &body).await;
+            assert!(listed.contains(r#""code":-32601"#), "{method}: {listed}");
+        }
+        endpoint.close().await;
     }
 
     #[tokio::test]
