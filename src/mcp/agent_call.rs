@@ -88,7 +88,7 @@ impl AgentServer {
         };
         let session = match Client::of(&context, &self.board) {
             Ok(Client::Session(peer)) => peer,
-            Ok(requests) => return self.ask_bounds(call, requests, &binding).await,
+            Ok(requests) => return self.ask_bounds(call, requests, &binding),
             Err(no_leave) => {
                 return self
                     .settle_bounds(call, Err(no_leave), binding, context)
@@ -122,7 +122,7 @@ impl AgentServer {
             }
             Err(no_leave) => {
                 tracing::info!(%agent, "no leave to go past the server's bounds: {no_leave}");
-                match self.park(&call, &no_leave) {
+                match parked(self.park_questions, &call, &no_leave) {
                     Some(ask_first) => Leave::AskFirst(ask_first),
                     None => return result::error_result(refusal(&call)).into(),
                 }
@@ -131,24 +131,10 @@ impl AgentServer {
         self.run(call, leave, binding, context).await
     }
 
-    /// What `call` asks on the dashboard when `no_leave` came of asking through the client
-    /// and questions are parked (`--park-questions`).
-    fn park(&self, call: &CallRequest, no_leave: &NoLeave) -> Option<AskFirst> {
-        if !(self.park_questions && no_leave.may_park()) {
-            return None;
-        }
-        ask::ask_first(call.agent, &call.run, &call.beyond_bounds, no_leave)
-    }
-
     /// Ask a 2026-07-28 client about a call past the bounds: the call answers with the
     /// question; its retry brings the person's answer. Unanswered within the ask timeout, the
     /// call is refused, or parked for the dashboard.
-    async fn ask_bounds(
-        &self,
-        call: CallRequest,
-        client: Client,
-        binding: &Binding,
-    ) -> CallToolResponse {
+    fn ask_bounds(&self, call: CallRequest, client: Client, binding: &Binding) -> CallToolResponse {
         let question = ask::question(call.agent, &call.run, &call.beyond_bounds);
         let form = match ask::form(question) {
             Ok(form) => form,
@@ -177,16 +163,13 @@ impl AgentServer {
             let no_leave = NoLeave::NoAnswer(states.lapse());
             tracing::info!(agent = %call.agent, "no leave to go past the server's bounds: {no_leave}");
             let refusal = refusal(&call);
-            let parked = match (
-                launcher.park_questions,
-                ask::ask_first(call.agent, &call.run, &call.beyond_bounds, &no_leave),
-            ) {
-                (true, Some(ask_first)) => launcher
+            let parked = match parked(launcher.park_questions, &call, &no_leave) {
+                Some(ask_first) => launcher
                     .start_job(*call, Leave::AskFirst(ask_first), Origin::Call, Ok(client))
                     .await
                     .ok()
                     .map(|job| job.id.clone()),
-                _ => None,
+                None => None,
             };
             states.keep(id, Pending::Lapsed { refusal, parked });
         });
@@ -203,7 +186,7 @@ impl AgentServer {
         Ok(match pending {
             Pending::Bounds { call, client } => match responses.get(BOUNDS_KEY) {
                 // No answer to the question: it is asked again.
-                None => self.ask_bounds(*call, client, &binding).await,
+                None => self.ask_bounds(*call, client, &binding),
                 Some(answer) => {
                     let answer = ask::read_response(answer.clone()).map(|()| client.name());
                     self.settle_bounds(*call, answer, binding, context).await
@@ -379,6 +362,15 @@ impl AgentServer {
 /// A state refused, as the retry's answer: an invalid request, nothing run.
 fn refused_state(refused: ask::StateRefused) -> ErrorData {
     ErrorData::invalid_params(refused.to_string(), None)
+}
+
+/// What `call`, past the bounds, asks on the dashboard when `no_leave` came of asking through
+/// the client and questions are parked (`park`: `--park-questions`).
+fn parked(park: bool, call: &CallRequest, no_leave: &NoLeave) -> Option<AskFirst> {
+    if !(park && no_leave.may_park()) {
+        return None;
+    }
+    ask::ask_first(call.agent, &call.run, &call.beyond_bounds, no_leave)
 }
 
 /// The refusal a call past the bounds gets, as if nobody had been asked.

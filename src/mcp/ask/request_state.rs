@@ -139,7 +139,8 @@ impl<T> RequestStates<T> {
         (entry.until > Instant::now()).then_some(entry.what)
     }
 
-    /// Put `what` back under `id`, as long as the entry would have lasted.
+    /// Put `what` back under `id`, for a late retry to be told: kept as long after now as an
+    /// entry is kept after its question lapsed.
     pub fn keep(&self, id: u64, what: T) {
         let until = Instant::now() + AFTER_LAPSE;
         self.lock().insert(id, Kept { what, until });
