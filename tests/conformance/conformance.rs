@@ -1,10 +1,11 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! tests/conformance/package.json, installed with a Node 22 by scripts/install-conformance.sh)
-//! against the real binary on `serve --http`, with the suite's fixture tools switched on
-//! (`CAM_CONFORMANCE_FIXTURES=1`). Two runs: the active suite at 2025-11-25 (the `initialize`
-//! era, with sessions) and exactly what the 2026-07-28 revision requires (stateless). Each
-//! passes only if every failure is listed, with its reason, in
-//! tests/conformance/expected-failures.yml and no listed one passes.
+//! against the real binary on `serve --http`, with the suite's fixtures switched on
+//! (`--conformance-fixtures`, in a build with the `conformance-fixtures` feature, which this
+//! test binary requires: `cargo test --test conformance --features conformance-fixtures`).
+//! Two runs: the active suite at 2025-11-25 (the `initialize` era, with sessions) and exactly
+//! what the 2026-07-28 revision requires (stateless). Each passes only if every failure is
+//! listed, with its reason, in tests/conformance/expected-failures.yml and no listed one passes.
 //!
 //! Each run's counts are printed (stderr): the checks passed and failed, and the failures the
 //! baseline expected, which must be exactly the entries that apply to the run (scenarios it
@@ -48,7 +49,7 @@ async fn the_official_conformance_suite_passes_but_for_the_explained_expected_fa
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/expected-failures.yml");
     let entries = server_list(&std::fs::read_to_string(&expected).expect("the expected failures"));
     let (server, url) = Server::builder()
-        .env("CAM_CONFORMANCE_FIXTURES", "1")
+        .arg("--conformance-fixtures")
         .spawn_http()
         .await;
     for selection in [

@@ -1,7 +1,5 @@
-//! Test-only tools with the fixed names and answers the MCP conformance suite calls
-//! (`tools-call-*` scenarios), offered only with the hidden `--conformance-fixtures` /
-//! `CAM_CONFORMANCE_FIXTURES=1`. They exercise the protocol (content kinds, tool errors,
-//! progress, logging, elicitation) through the same server, transport and limits as the agent tools.
+//! The tools of the `tools-call-*` scenarios, with the fixed names and answers the suite
+//! checks: content kinds, tool errors, progress, logging and elicitation.
 
 use std::time::Duration;
 
@@ -13,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 
-use super::conformance_elicitation::{self as elicitation, Form};
+use super::elicitation::{self, Form};
 use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.

@@ -1,6 +1,7 @@
 //! The handler rmcp's HTTP service makes per session (2025-11-25) or per request
-//! (2026-07-28): a handle on the one server, so every session shares its engine, jobs and
-//! limits. With the conformance fixtures on, it also offers those: tools, resources, prompts.
+//! (2026-07-28) when the fixtures are on: a handle on the one agents' server (every session
+//! shares its engine, jobs and limits) that answers the fixtures' names itself and passes
+//! every other request on.
 
 use std::sync::Arc;
 
@@ -16,17 +17,22 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::conformance_documents as documents;
-use super::conformance_fixtures::Fixture;
+use super::documents;
+use super::tools::Fixture;
 use crate::mcp::AgentServer;
 
 #[derive(Clone)]
-pub struct Shared {
-    pub agents: Arc<AgentServer>,
-    pub fixtures: bool,
+pub struct Fixtured {
+    agents: Arc<AgentServer>,
 }
 
-impl ServerHandler for Shared {
+impl Fixtured {
+    pub fn new(agents: Arc<AgentServer>) -> Self {
+        Self { agents }
+    }
+}
+
+impl ServerHandler for Fixtured {
     fn get_info(&self) -> ServerConfig {
         self.agents.get_info()
     }
@@ -37,9 +43,7 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut listed = self.agents.list_tools(request, context).await?;
-        if self.fixtures {
-            listed.tools.extend(Fixture::tools());
-        }
+        listed.tools.extend(Fixture::tools());
         Ok(listed)
     }
 
@@ -48,7 +52,7 @@ impl ServerHandler for Shared {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(fixture) = Fixture::named(&request.name).filter(|_| self.fixtures) {
+        if let Some(fixture) = Fixture::named(&request.name) {
             return Ok(fixture
                 .call(request.arguments.as_ref(), &context)
                 .await
@@ -77,7 +81,7 @@ impl ServerHandler for Shared {
     ) -> Result<ListResourcesResult, ErrorData> {
         let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
         let mut listed = self.agents.list_resources(request, context).await?;
-        if self.fixtures && first_page {
+        if first_page {
             listed.resources.extend(documents::resources());
         }
         Ok(listed)
@@ -92,9 +96,7 @@ impl ServerHandler for Shared {
             .agents
             .list_resource_templates(request, context)
             .await?;
-        if self.fixtures {
-            listed.resource_templates.extend(documents::templates());
-        }
+        listed.resource_templates.extend(documents::templates());
         Ok(listed)
     }
 
@@ -103,7 +105,7 @@ impl ServerHandler for Shared {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if let Some(read) = documents::read(&request.uri).filter(|_| self.fixtures) {
+        if let Some(read) = documents::read(&request.uri) {
             return Ok(read.into());
         }
         self.agents.read_resource(request, context).await
@@ -114,7 +116,7 @@ impl ServerHandler for Shared {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if self.fixtures && request.uri == documents::WATCHED {
+        if request.uri == documents::WATCHED {
             return Ok(());
         }
         // Legacy in 2026-07-28, but what 2025-11-25 clients subscribe with.
@@ -148,9 +150,7 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let mut listed = self.agents.list_prompts(request, context).await?;
-        if self.fixtures {
-            listed.prompts.extend(documents::prompts());
-        }
+        listed.prompts.extend(documents::prompts());
         Ok(listed)
     }
 
@@ -160,7 +160,7 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let fixture = documents::get_prompt(&request.name, request.arguments.as_ref());
-        if let Some(prompt) = fixture.filter(|_| self.fixtures) {
+        if let Some(prompt) = fixture {
             return Ok(prompt.into());
         }
         self.agents.get_prompt(request, context).await
