@@ -69,6 +69,9 @@ pub enum SettingsError {
     Token(#[from] TokenError),
     #[error(transparent)]
     Origin(#[from] BadOrigin),
+    #[cfg(feature = "conformance-fixtures")]
+    #[error(transparent)]
+    Fixtures(#[from] conformance::NoKey),
 }
 
 /// What `--http` and its options ask for, unchecked.
@@ -101,7 +104,7 @@ pub struct Settings {
     allowed: Arc<Allowed>,
     limits: Arc<Limits>,
     #[cfg(feature = "conformance-fixtures")]
-    fixtures: bool,
+    fixtures: Option<Arc<conformance::Fixtures>>,
 }
 
 impl Settings {
@@ -124,7 +127,10 @@ impl Settings {
                 args.max_streams,
             )),
             #[cfg(feature = "conformance-fixtures")]
-            fixtures: args.fixtures,
+            fixtures: match args.fixtures {
+                true => Some(Arc::new(conformance::Fixtures::new()?)),
+                false => None,
+            },
         })
     }
 }
@@ -232,8 +238,9 @@ fn mcp_routes(agents: Arc<AgentServer>, settings: &Settings, streams: Cancellati
         .disable_allowed_hosts()
         .with_max_request_body_bytes(settings.limits.max_body_bytes());
     #[cfg(feature = "conformance-fixtures")]
-    if settings.fixtures {
-        return serve_at_mcp_path(conformance::Fixtured::new(agents), config);
+    if let Some(fixtures) = &settings.fixtures {
+        let handler = conformance::Fixtured::new(agents, fixtures.clone());
+        return serve_at_mcp_path(handler, config);
     }
     serve_at_mcp_path(agents, config)
 }

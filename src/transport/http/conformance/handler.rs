@@ -17,6 +17,8 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
+use super::Fixtures;
+use super::asking::{self, Asking};
 use super::documents;
 use super::tools::Fixture;
 use crate::mcp::AgentServer;
@@ -24,11 +26,12 @@ use crate::mcp::AgentServer;
 #[derive(Clone)]
 pub struct Fixtured {
     agents: Arc<AgentServer>,
+    fixtures: Arc<Fixtures>,
 }
 
 impl Fixtured {
-    pub fn new(agents: Arc<AgentServer>) -> Self {
-        Self { agents }
+    pub fn new(agents: Arc<AgentServer>, fixtures: Arc<Fixtures>) -> Self {
+        Self { agents, fixtures }
     }
 }
 
@@ -44,6 +47,7 @@ impl ServerHandler for Fixtured {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut listed = self.agents.list_tools(request, context).await?;
         listed.tools.extend(Fixture::tools());
+        listed.tools.extend(Asking::tools());
         Ok(listed)
     }
 
@@ -57,6 +61,9 @@ impl ServerHandler for Fixtured {
                 .call(request.arguments.as_ref(), &context)
                 .await
                 .into());
+        }
+        if let Some(fixture) = Asking::named(&request.name) {
+            return fixture.call(&request, &context, &self.fixtures.sealer);
         }
         self.agents.call_tool(request, context).await
     }
@@ -151,6 +158,7 @@ impl ServerHandler for Fixtured {
     ) -> Result<ListPromptsResult, ErrorData> {
         let mut listed = self.agents.list_prompts(request, context).await?;
         listed.prompts.extend(documents::prompts());
+        listed.prompts.push(asking::prompt());
         Ok(listed)
     }
 
@@ -159,6 +167,9 @@ impl ServerHandler for Fixtured {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == asking::PROMPT {
+            return asking::get_prompt(&request, &context, &self.fixtures.sealer);
+        }
         let fixture = documents::get_prompt(&request.name, request.arguments.as_ref());
         if let Some(prompt) = fixture {
             return Ok(prompt.into());

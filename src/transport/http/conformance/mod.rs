@@ -5,13 +5,43 @@
 //!
 //! [`Fixtured`] is the HTTP handler then: it answers the fixtures' names itself and passes
 //! everything else to the agents' handler, so the fixtures go through the same server,
-//! transport and limits as the agent tools. One file per family of fixtures:
-//! `tools` (the `tools-call-*` scenarios, with `elicitation`'s forms) and `documents`
-//! (resources and prompts).
+//! transport and limits as the agent tools. One file per family of fixtures: `tools` (the
+//! `tools-call-*` scenarios, with `elicitation`'s forms), `documents` (resources and
+//! prompts), `asking` (the `input-required-result-*` scenarios and the diagnostic tools of
+//! `server-stateless`, on `input_required`'s rounds, whose states `sealed` protects).
 
+mod asking;
 mod documents;
 mod elicitation;
 mod handler;
+mod input_required;
+mod sealed;
 mod tools;
 
+use rmcp::model::JsonObject;
+
 pub use self::handler::Fixtured;
+pub use self::sealed::NoKey;
+use self::sealed::Sealer;
+
+/// What the fixtures keep for the server's life, shared by every session and request.
+#[derive(Debug)]
+pub struct Fixtures {
+    sealer: Sealer,
+}
+
+impl Fixtures {
+    pub fn new() -> Result<Self, NoKey> {
+        Ok(Self {
+            sealer: Sealer::random()?,
+        })
+    }
+}
+
+/// A fixture tool's input schema: an object of `properties`, none of them required.
+fn input_schema(properties: serde_json::Value) -> JsonObject {
+    let mut schema = JsonObject::new();
+    schema.insert("type".into(), "object".into());
+    schema.insert("properties".into(), properties);
+    schema
+}

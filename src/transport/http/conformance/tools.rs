@@ -12,6 +12,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 
 use super::elicitation::{self, Form};
+use super::input_schema;
 use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
@@ -90,10 +91,11 @@ impl Fixture {
     /// Every fixture, as listed by `tools/list`.
     pub fn tools() -> impl Iterator<Item = Tool> {
         Self::ALL.into_iter().map(|fixture| {
-            let mut schema = JsonObject::new();
-            schema.insert("type".into(), "object".into());
-            schema.insert("properties".into(), JsonObject::new().into());
-            Tool::new(fixture.name(), fixture.description(), schema)
+            Tool::new(
+                fixture.name(),
+                fixture.description(),
+                input_schema(serde_json::json!({})),
+            )
         })
     }
 
