@@ -20,6 +20,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::Fixtures;
 use super::asking::{self, Asking};
 use super::documents;
+use super::task_table::TaskTable;
+use super::task_tools::TaskFixture;
 use super::tools::Fixture;
 use crate::mcp::AgentServer;
 
@@ -48,6 +50,7 @@ impl ServerHandler for Fixtured {
         let mut listed = self.agents.list_tools(request, context).await?;
         listed.tools.extend(Fixture::tools());
         listed.tools.extend(Asking::tools());
+        listed.tools.extend(TaskFixture::tools());
         Ok(listed)
     }
 
@@ -64,6 +67,9 @@ impl ServerHandler for Fixtured {
         }
         if let Some(fixture) = Asking::named(&request.name) {
             return fixture.call(&request, &context, &self.fixtures.sealer);
+        }
+        if let Some(fixture) = TaskFixture::named(&request.name) {
+            return fixture.call(&request, &context, &self.fixtures).await;
         }
         self.agents.call_tool(request, context).await
     }
@@ -190,6 +196,10 @@ impl ServerHandler for Fixtured {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            let task = self.fixtures.tasks.get(&request.task_id)?;
+            return Ok(GetTaskResult::new(task));
+        }
         self.agents.get_task(request, context).await
     }
 
@@ -198,6 +208,9 @@ impl ServerHandler for Fixtured {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            return (self.fixtures.tasks).update(&request.task_id, request.input_responses);
+        }
         self.agents.update_task(request, context).await
     }
 
@@ -206,6 +219,9 @@ impl ServerHandler for Fixtured {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            return self.fixtures.tasks.cancel(&request.task_id);
+        }
         self.agents.cancel_task(request, context).await
     }
 }

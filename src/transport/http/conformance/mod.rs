@@ -8,7 +8,8 @@
 //! transport and limits as the agent tools. One file per family of fixtures: `tools` (the
 //! `tools-call-*` scenarios, with `elicitation`'s forms), `documents` (resources and
 //! prompts), `asking` (the `input-required-result-*` scenarios and the diagnostic tools of
-//! `server-stateless`, on `input_required`'s rounds, whose states `sealed` protects).
+//! `server-stateless`, on `input_required`'s rounds, whose states `sealed` protects) and
+//! `task_tools` (the tasks extension's scenarios, whose tasks `task_table` keeps).
 
 mod asking;
 mod documents;
@@ -16,6 +17,8 @@ mod elicitation;
 mod handler;
 mod input_required;
 mod sealed;
+mod task_table;
+mod task_tools;
 mod tools;
 
 use rmcp::model::JsonObject;
@@ -23,17 +26,26 @@ use rmcp::model::JsonObject;
 pub use self::handler::Fixtured;
 pub use self::sealed::NoKey;
 use self::sealed::Sealer;
+use self::task_table::TaskTable;
 
 /// What the fixtures keep for the server's life, shared by every session and request.
-#[derive(Debug)]
 pub struct Fixtures {
     sealer: Sealer,
+    tasks: TaskTable,
+}
+
+impl std::fmt::Debug for Fixtures {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The sealing key stays out of every log.
+        formatter.debug_struct("Fixtures").finish_non_exhaustive()
+    }
 }
 
 impl Fixtures {
     pub fn new() -> Result<Self, NoKey> {
         Ok(Self {
             sealer: Sealer::random()?,
+            tasks: TaskTable::default(),
         })
     }
 }

@@ -30,13 +30,6 @@ pub enum NoKey {
 /// Seals and opens states under this process's key.
 pub struct Sealer(RequestStateCodec);
 
-impl std::fmt::Debug for Sealer {
-    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        // The key stays out of every log.
-        formatter.write_str("Sealer(..)")
-    }
-}
-
 impl Sealer {
     pub fn random() -> Result<Self, NoKey> {
         let mut key = [0u8; KEY_BYTES];
