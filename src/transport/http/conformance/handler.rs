@@ -11,8 +11,8 @@ use rmcp::model::{
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -20,6 +20,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use super::Fixtures;
 use super::asking::{self, Asking};
 use super::documents;
+use super::schemas::SchemaFixture;
 use super::task_table::TaskTable;
 use super::task_tools::TaskFixture;
 use super::tools::Fixture;
@@ -48,10 +49,15 @@ impl ServerHandler for Fixtured {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut listed = self.agents.list_tools(request, context).await?;
-        listed.tools.extend(Fixture::tools());
-        listed.tools.extend(Asking::tools());
-        listed.tools.extend(TaskFixture::tools());
+        listed.tools.extend(fixture_tools());
         Ok(listed)
+    }
+
+    /// A tool's definition, for rmcp to check the `Mcp-Param-*` headers of a call against.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        fixture_tools()
+            .find(|tool| tool.name == name)
+            .or_else(|| self.agents.get_tool(name))
     }
 
     async fn call_tool(
@@ -70,6 +76,9 @@ impl ServerHandler for Fixtured {
         }
         if let Some(fixture) = TaskFixture::named(&request.name) {
             return fixture.call(&request, &context, &self.fixtures).await;
+        }
+        if let Some(fixture) = SchemaFixture::named(&request.name) {
+            return Ok(fixture.call(request.arguments.as_ref()).into());
         }
         self.agents.call_tool(request, context).await
     }
@@ -224,4 +233,12 @@ impl ServerHandler for Fixtured {
         }
         self.agents.cancel_task(request, context).await
     }
+}
+
+/// Every fixture tool, as `tools/list` lists them after the agents'.
+fn fixture_tools() -> impl Iterator<Item = Tool> {
+    Fixture::tools()
+        .chain(Asking::tools())
+        .chain(TaskFixture::tools())
+        .chain(SchemaFixture::tools())
 }

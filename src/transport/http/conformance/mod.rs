@@ -8,14 +8,16 @@
 //! transport and limits as the agent tools. One file per family of fixtures: `tools` (the
 //! `tools-call-*` scenarios, with `elicitation`'s forms), `documents` (resources and
 //! prompts), `asking` (the `input-required-result-*` scenarios and the diagnostic tools of
-//! `server-stateless`, on `input_required`'s rounds, whose states `sealed` protects) and
-//! `task_tools` (the tasks extension's scenarios, whose tasks `task_table` keeps).
+//! `server-stateless`, on `input_required`'s rounds, whose states `sealed` protects),
+//! `task_tools` (the tasks extension's scenarios, whose tasks `task_table` keeps) and
+//! `schemas` (two tools whose point is their input schema).
 
 mod asking;
 mod documents;
 mod elicitation;
 mod handler;
 mod input_required;
+mod schemas;
 mod sealed;
 mod task_table;
 mod task_tools;
