@@ -15,7 +15,7 @@ use super::input_required::{Answers, Ask, Field, Gathered, Input, Reply, Rounds}
 use super::input_schema;
 use super::sealed::Sealer;
 
-const USER_NAME: Input = Input {
+pub const USER_NAME: Input = Input {
     key: "user_name",
     ask: Ask::Form {
         message: "What is your name?",
@@ -229,12 +229,9 @@ impl Asking {
         context: &RequestContext<RoleServer>,
         sealer: &Sealer,
     ) -> Result<CallToolResponse, ErrorData> {
-        let reply = Reply {
-            responses: request.input_responses.as_ref(),
-            state: request.request_state.as_deref(),
-        };
         let rounds = self.rounds(context.client_capabilities().as_ref());
-        Ok(match rounds.gather(reply, context, sealer)? {
+        let gathered = rounds.gather(Reply::to_call(request), context, sealer)?;
+        Ok(match gathered {
             Gathered::Asking(asking) => asking.into(),
             Gathered::Answers(answers) => {
                 CallToolResult::success(vec![ContentBlock::text(self.answer(&answers))]).into()
@@ -258,16 +255,13 @@ pub fn get_prompt(
     context: &RequestContext<RoleServer>,
     sealer: &Sealer,
 ) -> Result<GetPromptResponse, ErrorData> {
-    let reply = Reply {
-        responses: request.input_responses.as_ref(),
-        state: request.request_state.as_deref(),
-    };
     let rounds = Rounds {
         owner: PROMPT,
         rounds: vec![vec![USER_CONTEXT]],
         sealed: false,
     };
-    Ok(match rounds.gather(reply, context, sealer)? {
+    let gathered = rounds.gather(Reply::to_prompt(request), context, sealer)?;
+    Ok(match gathered {
         Gathered::Asking(asking) => asking.into(),
         Gathered::Answers(answers) => {
             let text = format!(

@@ -218,7 +218,10 @@ impl ServerHandler for Fixtured {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         if TaskTable::owns(&request.task_id) {
-            return (self.fixtures.tasks).update(&request.task_id, request.input_responses);
+            return self
+                .fixtures
+                .tasks
+                .update(&request.task_id, request.input_responses);
         }
         self.agents.update_task(request, context).await
     }

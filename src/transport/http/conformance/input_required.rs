@@ -14,10 +14,10 @@ use std::collections::BTreeMap;
 #[allow(deprecated)]
 // roots and sampling: SEP-2577 deprecates them, the MRTR scenarios ask for them
 use rmcp::model::{
-    ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams, ElicitRequest,
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, InputRequest,
-    InputRequests, InputRequiredResult, InputResponses, ListRootsRequest, RootsCapabilities,
-    SamplingCapability, SamplingMessage,
+    CallToolRequestParams, ClientCapabilities, CreateMessageRequest, CreateMessageRequestParams,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    GetPromptRequestParams, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ListRootsRequest, RootsCapabilities, SamplingCapability, SamplingMessage,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -213,8 +213,24 @@ fn required(missing: &[Capability]) -> ClientCapabilities {
 /// What a request brought back: its `inputResponses` and `requestState`, if any.
 #[derive(Clone, Copy, Default)]
 pub struct Reply<'a> {
-    pub responses: Option<&'a InputResponses>,
-    pub state: Option<&'a str>,
+    responses: Option<&'a InputResponses>,
+    state: Option<&'a str>,
+}
+
+impl<'a> Reply<'a> {
+    pub fn to_call(request: &'a CallToolRequestParams) -> Self {
+        Self {
+            responses: request.input_responses.as_ref(),
+            state: request.request_state.as_deref(),
+        }
+    }
+
+    pub fn to_prompt(request: &'a GetPromptRequestParams) -> Self {
+        Self {
+            responses: request.input_responses.as_ref(),
+            state: request.request_state.as_deref(),
+        }
+    }
 }
 
 /// A fixture's questions, round by round.

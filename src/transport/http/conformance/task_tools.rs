@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::Fixtures;
+use super::asking::USER_NAME;
 use super::input_required::{Ask, Field, Gathered, Input, Reply, Rounds, input_requests};
 use super::input_schema;
 use super::task_table::TaskInput;
@@ -34,17 +35,10 @@ const CONFIRM_DELETE: Input = Input {
         kind: Field::Flag,
     },
 };
+/// `multi_input`'s other question: the name again, under a key of its own.
 const NAME: Input = Input {
     key: "name",
-    ask: Ask::Form {
-        message: "What is your name?",
-        field: "name",
-        kind: Field::Text,
-    },
-};
-const USER_NAME: Input = Input {
-    key: "user_name",
-    ..NAME
+    ..USER_NAME
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -199,11 +193,8 @@ impl TaskFixture {
             rounds: vec![vec![USER_NAME]],
             sealed: false,
         };
-        let reply = Reply {
-            responses: request.input_responses.as_ref(),
-            state: request.request_state.as_deref(),
-        };
-        Ok(match rounds.gather(reply, context, &fixtures.sealer)? {
+        let gathered = rounds.gather(Reply::to_call(request), context, &fixtures.sealer)?;
+        Ok(match gathered {
             Gathered::Answers(mut answers) => Ok(answers.remove(USER_NAME.key).unwrap_or_default()),
             Gathered::Asking(asking) => Err(asking.into()),
         })
