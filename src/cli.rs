@@ -537,7 +537,10 @@ pub struct HttpArgs {
         long = "http-max-streams", env = "CAM_HTTP_MAX_STREAMS", default_value_t = 16, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub max_streams: u32,
-    /// Test-only: also offer the fixture tools the MCP conformance suite calls.
+    /// Test-only: also offer the fixtures the MCP conformance suite calls. Only a build with
+    /// the `conformance-fixtures` feature (the conformance tests') has them: a release has no
+    /// such argument.
+    #[cfg(feature = "conformance-fixtures")]
     #[arg(
         long = "conformance-fixtures",
         env = "CAM_CONFORMANCE_FIXTURES",

@@ -108,6 +108,7 @@ fn http_options(args: &HttpArgs) -> http::Options {
         max_body_bytes: args.max_body_bytes,
         max_requests: args.max_requests,
         max_streams: args.max_streams,
+        #[cfg(feature = "conformance-fixtures")]
         fixtures: args.conformance_fixtures,
     }
 }

@@ -1,14 +1,18 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
 //! tests/conformance/package.json, installed with a Node 22 by scripts/install-conformance.sh)
-//! against the real binary on `serve --http`, with the suite's fixture tools switched on
-//! (`CAM_CONFORMANCE_FIXTURES=1`). Two runs: the active suite at 2025-11-25 (the `initialize`
-//! era, with sessions) and exactly what the 2026-07-28 revision requires (stateless). Each
-//! passes only if every failure is listed, with its reason, in
-//! tests/conformance/expected-failures.yml and no listed one passes.
+//! against the real binary on `serve --http`, with the suite's fixtures switched on
+//! (`--conformance-fixtures`, in a build with the `conformance-fixtures` feature, which this
+//! test binary requires: `cargo test --test conformance --features conformance-fixtures`).
+//! Two runs: the active suite at 2025-11-25 (the `initialize` era, with sessions) and exactly
+//! what the 2026-07-28 revision requires (stateless). Each passes only if every failure is
+//! listed, with its reason, in tests/conformance/expected-failures.yml and no listed one passes.
 //!
 //! Each run's counts are printed (stderr): the checks passed and failed, and the failures the
 //! baseline expected, which must be exactly the entries that apply to the run (scenarios it
 //! ran and scores: all of the active suite; the `server` list of the revision's requirements).
+//! The scenarios a revision's run runs without scoring them (the tasks extension's, the
+//! pending ones), to which the runner applies no baseline, must pass too unless listed: the
+//! failing ones must be exactly those the baseline names.
 //!
 //! Without the suite installed the test is skipped with the command that installs it, unless
 //! `CAM_TEST_REQUIRE_ALL=1` (CI), where that is a failure.
@@ -16,7 +20,7 @@
 use crate::common;
 use crate::mcp;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use common::TempDir;
@@ -48,7 +52,7 @@ async fn the_official_conformance_suite_passes_but_for_the_explained_expected_fa
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance/expected-failures.yml");
     let entries = server_list(&std::fs::read_to_string(&expected).expect("the expected failures"));
     let (server, url) = Server::builder()
-        .env("CAM_CONFORMANCE_FIXTURES", "1")
+        .arg("--conformance-fixtures")
         .spawn_http()
         .await;
     for selection in [
@@ -70,14 +74,19 @@ async fn the_official_conformance_suite_passes_but_for_the_explained_expected_fa
             .expect("run the conformance suite");
         let stdout = String::from_utf8_lossy(&output.stdout);
         let run = Run::read(&stdout);
-        let applying = applying_entries(&entries, &run.scored(selection));
+        let scored = run.scored(selection);
+        let applying = applying_entries(&entries, &scored);
+        let not_scored = failed_in(results.path(), run.ran.difference(&scored));
         eprintln!(
-            "conformance {}: {}; {} expected failures ({} of the {} entries apply)",
+            "conformance {}: {}; {} expected failures ({} of the {} entries apply); \
+             {} scenarios run but not scored, {} of them failing",
             selection.join(" "),
             run.total,
             run.expected_failures.len(),
             applying.len(),
-            entries.len()
+            entries.len(),
+            not_scored.len(),
+            not_scored.values().filter(|failed| **failed).count()
         );
         assert!(
             output.status.success(),
@@ -88,6 +97,12 @@ async fn the_official_conformance_suite_passes_but_for_the_explained_expected_fa
             server.stderr()
         );
         assert_eq!(run.expected_failures, applying, "{stdout}");
+        let (failing, listed) = not_scored_failures(&not_scored, &entries);
+        assert_eq!(
+            failing, listed,
+            "a scenario the run does not score (the tasks extension's, a pending one) must \
+             pass unless expected-failures.yml lists it, and a listed one must fail:\n{stdout}"
+        );
     }
 }
 
@@ -136,6 +151,53 @@ impl Run {
             _ => self.ran.clone(),
         }
     }
+}
+
+/// Whether each of `scenarios` failed (a check's status FAILURE or WARNING, as the baseline
+/// counts them), read from the run's results: `server-SCENARIO-TIMESTAMP/checks.json`.
+fn failed_in<'a>(
+    results: &Path,
+    scenarios: impl Iterator<Item = &'a String>,
+) -> BTreeMap<String, bool> {
+    let timestamped = regex::Regex::new(r"^server-(.+)-\d{4}-\d{2}-\d{2}T[\d-]+Z$").expect("regex");
+    let mut failed: BTreeMap<String, bool> = scenarios.map(|name| (name.clone(), false)).collect();
+    for dir in std::fs::read_dir(results)
+        .expect("the results directory")
+        .flatten()
+    {
+        let name = dir.file_name().to_string_lossy().into_owned();
+        let Some(scenario) = timestamped.captures(&name).map(|found| found[1].to_owned()) else {
+            continue;
+        };
+        let Some(slot) = failed.get_mut(&scenario) else {
+            continue;
+        };
+        let checks = std::fs::read_to_string(dir.path().join("checks.json")).expect("checks.json");
+        let checks: Vec<serde_json::Value> = serde_json::from_str(&checks).expect("checks");
+        *slot |= checks
+            .iter()
+            .any(|check| matches!(check["status"].as_str(), Some("FAILURE" | "WARNING")));
+    }
+    failed
+}
+
+/// Of the scenarios run without scoring, those that failed and those the baseline lists (an
+/// entry or one of its checks): the same when every failure is explained and none is stale.
+fn not_scored_failures(
+    not_scored: &BTreeMap<String, bool>,
+    entries: &[String],
+) -> (BTreeSet<String>, BTreeSet<String>) {
+    let failing = (not_scored.iter())
+        .filter(|(_, failed)| **failed)
+        .map(|(scenario, _)| scenario.clone())
+        .collect();
+    let listed = entries
+        .iter()
+        .filter_map(|entry| entry.split(':').next())
+        .filter(|scenario| not_scored.contains_key(*scenario))
+        .map(str::to_owned)
+        .collect();
+    (failing, listed)
 }
 
 /// The entries (`scenario` or `scenario:check`) whose scenario is among `scored`.

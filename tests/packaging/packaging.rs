@@ -6,7 +6,8 @@
 //! tools and answers a call to the fake CLI. A SIGKILL of the npm launcher with a run in flight
 //! leaves no process of ours, whether the launcher runs the server as its child (Node.js before
 //! 22.15: the server watches the launcher's pipe) or replaces itself with it (execve). The
-//! Linux binary asks for glibc 2.17 at most, and every package carries Cargo.toml's version.
+//! Linux binary asks for glibc 2.17 at most, holds none of the conformance fixtures (nor their
+//! flag), and every package carries Cargo.toml's version.
 //!
 //! `scripts/package` runs once per run of this test binary: the release build takes about
 //! 8 min cold, seconds when cargo finds it fresh. Only on Linux x86_64, which it builds for.
@@ -387,22 +388,34 @@ fn highest_glibc(binary: &Path) -> Option<(u32, u32, u32)> {
     Some(highest.expect("the binary links glibc symbols"))
 }
 
+/// The binary the npm platform package ships: its bytes, and where they are written out,
+/// executable (once per run: the tests that read it run at the same time).
+fn shipped_binary(dist: &packages::Dist) -> &'static (Vec<u8>, PathBuf) {
+    static SHIPPED: OnceLock<(Vec<u8>, PathBuf)> = OnceLock::new();
+    SHIPPED.get_or_init(|| {
+        let binary = packages::work_dir().join("binary-from-npm");
+        let bytes = packages::output_within(
+            Command::new("tar")
+                .arg("-xzOf")
+                .arg(&dist.npm_platform)
+                .arg(format!("package/bin/{BINARY}")),
+            SHORT,
+        )
+        .stdout;
+        std::fs::write(&binary, &bytes).expect("write the binary");
+        let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+        std::fs::set_permissions(&binary, executable).expect("make the binary executable");
+        (bytes, binary)
+    })
+}
+
 #[test]
 fn the_linux_binary_needs_glibc_2_17_at_most_and_both_registries_ship_the_same_build() {
     let Some(dist) = packages::dist() else { return };
-    let binary = packages::work_dir().join("binary-from-npm");
-    let bytes = packages::output_within(
-        Command::new("tar")
-            .arg("-xzOf")
-            .arg(&dist.npm_platform)
-            .arg(format!("package/bin/{BINARY}")),
-        SHORT,
-    )
-    .stdout;
-    std::fs::write(&binary, &bytes).expect("write the binary");
+    let (bytes, binary) = shipped_binary(dist);
     let from_wheel = wheel_file(&dist.wheel, &format!(".data/scripts/{BINARY}"));
     assert!(
-        bytes == from_wheel,
+        *bytes == from_wheel,
         "npm's binary and the wheel's differ: two builds"
     );
     eprintln!(
@@ -417,6 +430,45 @@ fn the_linux_binary_needs_glibc_2_17_at_most_and_both_registries_ship_the_same_b
     assert!(
         (major, minor, patch) <= (2, 17, 0),
         "needs glibc {major}.{minor}.{patch} > 2.17"
+    );
+}
+
+/// A release holds none of the conformance fixtures (the `conformance-fixtures` feature is for
+/// the conformance tests' build alone): neither their names nor the flag, which it refuses.
+#[test]
+fn the_shipped_binary_holds_no_conformance_fixture_and_refuses_their_flag() {
+    let Some(dist) = packages::dist() else { return };
+    let (bytes, binary) = shipped_binary(dist);
+    let fixture_names = [
+        "conformance-fixtures",
+        "CAM_CONFORMANCE_FIXTURES",
+        "test_simple_text",
+        "test_input_required_result",
+        "test_missing_capability",
+        "test_streaming_elicitation",
+        "slow_compute",
+        "protocol_error_job",
+        "json_schema_2020_12_tool",
+        "fixture-task-",
+    ];
+    let found = regex::bytes::Regex::new(&fixture_names.join("|")).expect("regex");
+    let held: Vec<String> = found
+        .find_iter(&bytes)
+        .map(|name| String::from_utf8_lossy(name.as_bytes()).into_owned())
+        .collect();
+    assert!(
+        held.is_empty(),
+        "the shipped binary holds fixtures: {held:?}"
+    );
+    let refused = packages::output_within(
+        Command::new(&binary).args(["serve", "--http", "127.0.0.1:0", "--conformance-fixtures"]),
+        SHORT,
+    );
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("unexpected argument '--conformance-fixtures'"),
+        "{said}"
     );
 }
 

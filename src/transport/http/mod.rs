@@ -7,7 +7,9 @@
 //! (Host and Origin: DNS-rebinding protection), `auth` (the bearer token, when one is set),
 //! `limits` (body size, requests in flight, open streams). Other routes (`commands::serve`
 //! mounts the dashboard's) are served at `/` beside it, behind `guard` only: they bring their
-//! own login (a browser cannot send the bearer token).
+//! own login (a browser cannot send the bearer token). In a build with the
+//! `conformance-fixtures` feature (the conformance tests'), `conformance` can stand around the
+//! handler with the fixtures the MCP conformance suite calls; a release has none.
 //!
 //! Cancelling: on 2026-07-28 closing a request's stream is the cancel, so its run stops (unless
 //! handed off as a job). On 2025-11-25 a dropped stream is not a cancel (the spec lets the
@@ -18,18 +20,17 @@
 //! closed and exit 0, all within the engine's grace plus 1.8 s.
 
 mod auth;
-mod conformance_documents;
-mod conformance_elicitation;
-mod conformance_fixtures;
+#[cfg(feature = "conformance-fixtures")]
+mod conformance;
 mod guard;
 mod limits;
 mod refusal;
-mod service;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
+use rmcp::ServerHandler;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::time::timeout_at;
@@ -38,8 +39,21 @@ use tokio_util::sync::CancellationToken;
 use self::auth::{Token, TokenError};
 use self::guard::{Allowed, BadOrigin};
 use self::limits::Limits;
-use self::service::Shared;
 use crate::mcp::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
+
+/// `mcp::logging` keeps `level_for` and `passes` for the conformance fixtures alone (a log
+/// sent on a request's behalf needs its session's level, which only it knows): a build without
+/// the fixtures calls neither. Named here so that build has no dead code, until
+/// `mcp::logging` gates them on the feature itself.
+#[cfg(not(feature = "conformance-fixtures"))]
+const _: [fn(); 2] = [
+    || {
+        let _ = crate::mcp::logging::level_for;
+    },
+    || {
+        let _ = crate::mcp::logging::passes;
+    },
+];
 
 /// Where MCP is served; `/` stays free for another router (the dashboard).
 pub const MCP_PATH: &str = "/mcp";
@@ -55,6 +69,9 @@ pub enum SettingsError {
     Token(#[from] TokenError),
     #[error(transparent)]
     Origin(#[from] BadOrigin),
+    #[cfg(feature = "conformance-fixtures")]
+    #[error(transparent)]
+    Fixtures(#[from] conformance::NoKey),
 }
 
 /// What `--http` and its options ask for, unchecked.
@@ -66,7 +83,8 @@ pub struct Options {
     pub max_body_bytes: usize,
     pub max_requests: u32,
     pub max_streams: u32,
-    /// Also offer the fixture tools the MCP conformance suite calls.
+    /// Also offer the fixtures the MCP conformance suite calls.
+    #[cfg(feature = "conformance-fixtures")]
     pub fixtures: bool,
 }
 
@@ -85,7 +103,8 @@ pub struct Settings {
     token: Option<Arc<Token>>,
     allowed: Arc<Allowed>,
     limits: Arc<Limits>,
-    fixtures: bool,
+    #[cfg(feature = "conformance-fixtures")]
+    fixtures: Option<Arc<conformance::Fixtures>>,
 }
 
 impl Settings {
@@ -107,7 +126,11 @@ impl Settings {
                 args.max_requests,
                 args.max_streams,
             )),
-            fixtures: args.fixtures,
+            #[cfg(feature = "conformance-fixtures")]
+            fixtures: match args.fixtures {
+                true => Some(Arc::new(conformance::Fixtures::new()?)),
+                false => None,
+            },
         })
     }
 }
@@ -188,27 +211,9 @@ fn router(
     streams: CancellationToken,
     beside: Option<Router>,
 ) -> Router {
-    let shared = Shared {
-        agents: Arc::new(server),
-        fixtures: settings.fixtures,
-    };
-    let config = StreamableHttpServerConfig::default()
-        .with_cancellation_token(streams)
-        // `guard` checks Host and Origin, with errors that name the settings.
-        .disable_allowed_hosts()
-        .with_max_request_body_bytes(settings.limits.max_body_bytes());
-    let mcp = StreamableHttpService::new(
-        move || Ok(shared.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
+    let mut mcp = mcp_routes(Arc::new(server), settings, streams).layer(
+        axum::middleware::from_fn_with_state(settings.limits.clone(), limits::enforce),
     );
-    let mut mcp =
-        Router::new()
-            .nest_service(MCP_PATH, mcp)
-            .layer(axum::middleware::from_fn_with_state(
-                settings.limits.clone(),
-                limits::enforce,
-            ));
     if let Some(token) = &settings.token {
         mcp = mcp.layer(axum::middleware::from_fn_with_state(
             token.clone(),
@@ -222,4 +227,33 @@ fn router(
         settings.allowed.clone(),
         guard::check,
     ))
+}
+
+/// rmcp's Streamable HTTP service at `/mcp`: the agents' handler, or the conformance fixtures
+/// around it when a build with them was asked for them.
+fn mcp_routes(agents: Arc<AgentServer>, settings: &Settings, streams: CancellationToken) -> Router {
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(streams)
+        // `guard` checks Host and Origin, with errors that name the settings.
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(settings.limits.max_body_bytes());
+    #[cfg(feature = "conformance-fixtures")]
+    if let Some(fixtures) = &settings.fixtures {
+        let handler = conformance::Fixtured::new(agents, fixtures.clone());
+        return serve_at_mcp_path(handler, config);
+    }
+    serve_at_mcp_path(agents, config)
+}
+
+/// Every session (2025-11-25) and every request (2026-07-28) gets a clone of `handler`.
+fn serve_at_mcp_path<H: ServerHandler + Clone>(
+    handler: H,
+    config: StreamableHttpServerConfig,
+) -> Router {
+    let service = StreamableHttpService::new(
+        move || Ok(handler.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    Router::new().nest_service(MCP_PATH, service)
 }

@@ -1,6 +1,7 @@
 //! The handler rmcp's HTTP service makes per session (2025-11-25) or per request
-//! (2026-07-28): a handle on the one server, so every session shares its engine, jobs and
-//! limits. With the conformance fixtures on, it also offers those: tools, resources, prompts.
+//! (2026-07-28) when the fixtures are on: a handle on the one agents' server (every session
+//! shares its engine, jobs and limits) that answers the fixtures' names itself and passes
+//! every other request on.
 
 use std::sync::Arc;
 
@@ -10,23 +11,34 @@ use rmcp::model::{
     CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerConfig,
-    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
-    UpdateTaskParams,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use super::conformance_documents as documents;
-use super::conformance_fixtures::Fixture;
+use super::Fixtures;
+use super::asking::{self, Asking};
+use super::documents;
+use super::schemas::SchemaFixture;
+use super::task_table::TaskTable;
+use super::task_tools::TaskFixture;
+use super::tools::Fixture;
 use crate::mcp::AgentServer;
 
 #[derive(Clone)]
-pub struct Shared {
-    pub agents: Arc<AgentServer>,
-    pub fixtures: bool,
+pub struct Fixtured {
+    agents: Arc<AgentServer>,
+    fixtures: Arc<Fixtures>,
 }
 
-impl ServerHandler for Shared {
+impl Fixtured {
+    pub fn new(agents: Arc<AgentServer>, fixtures: Arc<Fixtures>) -> Self {
+        Self { agents, fixtures }
+    }
+}
+
+impl ServerHandler for Fixtured {
     fn get_info(&self) -> ServerConfig {
         self.agents.get_info()
     }
@@ -37,10 +49,15 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut listed = self.agents.list_tools(request, context).await?;
-        if self.fixtures {
-            listed.tools.extend(Fixture::tools());
-        }
+        listed.tools.extend(fixture_tools());
         Ok(listed)
+    }
+
+    /// A tool's definition, for rmcp to check the `Mcp-Param-*` headers of a call against.
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        fixture_tools()
+            .find(|tool| tool.name == name)
+            .or_else(|| self.agents.get_tool(name))
     }
 
     async fn call_tool(
@@ -48,11 +65,20 @@ impl ServerHandler for Shared {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if let Some(fixture) = Fixture::named(&request.name).filter(|_| self.fixtures) {
+        if let Some(fixture) = Fixture::named(&request.name) {
             return Ok(fixture
                 .call(request.arguments.as_ref(), &context)
                 .await
                 .into());
+        }
+        if let Some(fixture) = Asking::named(&request.name) {
+            return fixture.call(&request, &context, &self.fixtures.sealer);
+        }
+        if let Some(fixture) = TaskFixture::named(&request.name) {
+            return fixture.call(&request, &context, &self.fixtures).await;
+        }
+        if let Some(fixture) = SchemaFixture::named(&request.name) {
+            return Ok(fixture.call(request.arguments.as_ref()).into());
         }
         self.agents.call_tool(request, context).await
     }
@@ -77,7 +103,7 @@ impl ServerHandler for Shared {
     ) -> Result<ListResourcesResult, ErrorData> {
         let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
         let mut listed = self.agents.list_resources(request, context).await?;
-        if self.fixtures && first_page {
+        if first_page {
             listed.resources.extend(documents::resources());
         }
         Ok(listed)
@@ -92,9 +118,7 @@ impl ServerHandler for Shared {
             .agents
             .list_resource_templates(request, context)
             .await?;
-        if self.fixtures {
-            listed.resource_templates.extend(documents::templates());
-        }
+        listed.resource_templates.extend(documents::templates());
         Ok(listed)
     }
 
@@ -103,7 +127,7 @@ impl ServerHandler for Shared {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        if let Some(read) = documents::read(&request.uri).filter(|_| self.fixtures) {
+        if let Some(read) = documents::read(&request.uri) {
             return Ok(read.into());
         }
         self.agents.read_resource(request, context).await
@@ -114,7 +138,7 @@ impl ServerHandler for Shared {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        if self.fixtures && request.uri == documents::WATCHED {
+        if request.uri == documents::WATCHED {
             return Ok(());
         }
         // Legacy in 2026-07-28, but what 2025-11-25 clients subscribe with.
@@ -148,9 +172,8 @@ impl ServerHandler for Shared {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let mut listed = self.agents.list_prompts(request, context).await?;
-        if self.fixtures {
-            listed.prompts.extend(documents::prompts());
-        }
+        listed.prompts.extend(documents::prompts());
+        listed.prompts.push(asking::prompt());
         Ok(listed)
     }
 
@@ -159,8 +182,11 @@ impl ServerHandler for Shared {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == asking::PROMPT {
+            return asking::get_prompt(&request, &context, &self.fixtures.sealer);
+        }
         let fixture = documents::get_prompt(&request.name, request.arguments.as_ref());
-        if let Some(prompt) = fixture.filter(|_| self.fixtures) {
+        if let Some(prompt) = fixture {
             return Ok(prompt.into());
         }
         self.agents.get_prompt(request, context).await
@@ -179,6 +205,10 @@ impl ServerHandler for Shared {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            let task = self.fixtures.tasks.get(&request.task_id)?;
+            return Ok(GetTaskResult::new(task));
+        }
         self.agents.get_task(request, context).await
     }
 
@@ -187,6 +217,12 @@ impl ServerHandler for Shared {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            return self
+                .fixtures
+                .tasks
+                .update(&request.task_id, request.input_responses);
+        }
         self.agents.update_task(request, context).await
     }
 
@@ -195,6 +231,17 @@ impl ServerHandler for Shared {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if TaskTable::owns(&request.task_id) {
+            return self.fixtures.tasks.cancel(&request.task_id);
+        }
         self.agents.cancel_task(request, context).await
     }
+}
+
+/// Every fixture tool, as `tools/list` lists them after the agents'.
+fn fixture_tools() -> impl Iterator<Item = Tool> {
+    Fixture::tools()
+        .chain(Asking::tools())
+        .chain(TaskFixture::tools())
+        .chain(SchemaFixture::tools())
 }

@@ -1,19 +1,21 @@
-//! Test-only tools with the fixed names and answers the MCP conformance suite calls
-//! (`tools-call-*` scenarios), offered only with the hidden `--conformance-fixtures` /
-//! `CAM_CONFORMANCE_FIXTURES=1`. They exercise the protocol (content kinds, tool errors,
-//! progress, logging, elicitation) through the same server, transport and limits as the agent tools.
+//! The tools of the `tools-call-*` scenarios, with the fixed names and answers the suite
+//! checks: content kinds, tool errors, progress, logging, elicitation and sampling (requests to
+//! a 2025-11-25 client; a 2026-07-28 one is asked through the result instead, see `asking`).
 
 use std::time::Duration;
 
 use rmcp::RoleServer;
-#[allow(deprecated)] // MCP logging: see crate::mcp::logging
+#[allow(deprecated)]
+// MCP logging (see crate::mcp::logging) and sampling: SEP-2577 deprecates both
 use rmcp::model::{
-    CallToolResult, ContentBlock, JsonObject, LoggingLevel, LoggingMessageNotificationParam,
-    ProgressNotificationParam, ResourceContents, Tool,
+    CallToolResult, ContentBlock, CreateMessageRequestParams, JsonObject, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ResourceContents, SamplingMessage,
+    Tool,
 };
 use rmcp::service::RequestContext;
 
-use super::conformance_elicitation::{self as elicitation, Form};
+use super::elicitation::{self, Form};
+use super::input_schema;
 use crate::mcp::logging as client_logs;
 
 /// A 1x1 PNG and an empty WAV: the smallest valid payloads of their kinds.
@@ -34,10 +36,11 @@ pub enum Fixture {
     Logging,
     RequestLogging,
     Elicitation(Form),
+    Sampling,
 }
 
 impl Fixture {
-    const ALL: [Self; 12] = [
+    const ALL: [Self; 13] = [
         Self::SimpleText,
         Self::Image,
         Self::Audio,
@@ -50,6 +53,7 @@ impl Fixture {
         Self::Elicitation(Form::User),
         Self::Elicitation(Form::Defaults),
         Self::Elicitation(Form::Enums),
+        Self::Sampling,
     ];
 
     pub fn named(name: &str) -> Option<Self> {
@@ -70,6 +74,7 @@ impl Fixture {
             Self::Elicitation(Form::User) => "test_elicitation",
             Self::Elicitation(Form::Defaults) => "test_elicitation_sep1034_defaults",
             Self::Elicitation(Form::Enums) => "test_elicitation_sep1330_enums",
+            Self::Sampling => "test_sampling",
         }
     }
 
@@ -86,16 +91,25 @@ impl Fixture {
                 "Conformance fixture: logs three info messages, if the client's level allows"
             }
             Self::Elicitation(_) => "Conformance fixture: asks the client with a form",
+            Self::Sampling => "Conformance fixture: asks the client's model `prompt`",
+        }
+    }
+
+    fn properties(self) -> serde_json::Value {
+        match self {
+            Self::Sampling => serde_json::json!({"prompt": {"type": "string"}}),
+            _ => serde_json::json!({}),
         }
     }
 
     /// Every fixture, as listed by `tools/list`.
     pub fn tools() -> impl Iterator<Item = Tool> {
         Self::ALL.into_iter().map(|fixture| {
-            let mut schema = JsonObject::new();
-            schema.insert("type".into(), "object".into());
-            schema.insert("properties".into(), JsonObject::new().into());
-            Tool::new(fixture.name(), fixture.description(), schema)
+            Tool::new(
+                fixture.name(),
+                fixture.description(),
+                input_schema(fixture.properties()),
+            )
         })
     }
 
@@ -133,6 +147,7 @@ impl Fixture {
             Self::Progress => progress(context).await,
             Self::Logging | Self::RequestLogging => logging(context).await,
             Self::Elicitation(form) => elicitation::ask(form, arguments, context).await,
+            Self::Sampling => sample(arguments, context).await,
         }
     }
 }
@@ -173,4 +188,32 @@ async fn logging(context: &RequestContext<RoleServer>) -> CallToolResult {
         tokio::time::sleep(PROGRESS_STEP).await;
     }
     CallToolResult::success(vec![ContentBlock::text("Logging test completed")])
+}
+
+/// Ask the client's model the call's `prompt` (`sampling/createMessage`) and answer with its
+/// reply, or an error result saying why not.
+#[allow(deprecated)] // sampling: SEP-2577 deprecates it, the 2025-11-25 scenario asks for it
+async fn sample(
+    arguments: Option<&JsonObject>,
+    context: &RequestContext<RoleServer>,
+) -> CallToolResult {
+    let prompt = arguments
+        .and_then(|arguments| arguments.get("prompt"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("Say hello");
+    let params = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
+    match context.peer.create_message(params).await {
+        Ok(answer) => {
+            let texts: Vec<String> = (answer.message.content.into_vec().iter())
+                .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+                .collect();
+            CallToolResult::success(vec![ContentBlock::text(format!(
+                "LLM response: {}",
+                texts.join("\n")
+            ))])
+        }
+        Err(error) => CallToolResult::error(vec![ContentBlock::text(format!(
+            "the client's model could not be asked: {error}"
+        ))]),
+    }
 }

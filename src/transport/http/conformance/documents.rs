@@ -1,6 +1,5 @@
-//! Test-only resources and prompts with the fixed names and contents the MCP conformance suite
-//! reads (`resources-*` and `prompts-*` scenarios), offered only with the conformance fixtures
-//! switched on, beside the server's own job resources and prompts.
+//! The resources and prompts with the fixed names and contents the suite reads (`resources-*`
+//! and `prompts-*` scenarios), offered beside the server's own job resources and prompts.
 
 use rmcp::model::{
     ContentBlock, GetPromptResult, Prompt, PromptArgument, PromptMessage, ReadResourceResult,
@@ -8,7 +7,7 @@ use rmcp::model::{
 };
 use serde_json::{Map, Value};
 
-use super::conformance_fixtures::PNG;
+use super::tools::PNG;
 
 const STATIC_TEXT: &str = "test://static-text";
 const STATIC_BINARY: &str = "test://static-binary";

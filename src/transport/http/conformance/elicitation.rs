@@ -1,6 +1,6 @@
 //! The conformance suite's elicitation fixtures (`tools-call-elicitation`, SEP-1034 defaults,
 //! SEP-1330 enums): each asks the client with the form the suite checks and tells what came
-//! back. Offered only with the conformance fixtures (see `conformance_fixtures`).
+//! back.
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ContentBlock, ElicitRequestParams, JsonObject};
