@@ -200,6 +200,7 @@ impl Drop for RequestListening {
 
 /// The level a client named for a request or its session, if it may hear logs at all: for
 /// tools that log on the request's own behalf (the conformance fixtures).
+#[cfg(feature = "conformance-fixtures")]
 pub fn level_for(context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
     if context.peer.peer_info().is_none() {
         return context.meta.log_level();
@@ -210,6 +211,7 @@ pub fn level_for(context: &RequestContext<RoleServer>) -> Option<LoggingLevel> {
 }
 
 /// Whether `level` passes a client's `threshold`.
+#[cfg(any(test, feature = "conformance-fixtures"))]
 pub fn passes(level: LoggingLevel, threshold: LoggingLevel) -> bool {
     rank(level) >= rank(threshold)
 }
@@ -229,6 +231,7 @@ fn rank(level: LoggingLevel) -> u8 {
     LEVELS.iter().position(|known| *known == level).unwrap_or(0) as u8
 }
 
+#[cfg(any(test, feature = "conformance-fixtures"))]
 fn level_of(rank: u8) -> LoggingLevel {
     LEVELS
         .get(usize::from(rank))

@@ -41,20 +41,6 @@ use self::guard::{Allowed, BadOrigin};
 use self::limits::Limits;
 use crate::mcp::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 
-/// `mcp::logging` keeps `level_for` and `passes` for the conformance fixtures alone (a log
-/// sent on a request's behalf needs its session's level, which only it knows): a build without
-/// the fixtures calls neither. Named here so that build has no dead code, until
-/// `mcp::logging` gates them on the feature itself.
-#[cfg(not(feature = "conformance-fixtures"))]
-const _: [fn(); 2] = [
-    || {
-        let _ = crate::mcp::logging::level_for;
-    },
-    || {
-        let _ = crate::mcp::logging::passes;
-    },
-];
-
 /// Where MCP is served; `/` stays free for another router (the dashboard).
 pub const MCP_PATH: &str = "/mcp";
 
