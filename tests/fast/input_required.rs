@@ -17,9 +17,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{TempDir, wait_until};
-use mcp::{Server, all_text, is_error, structured};
+use mcp::{Server, structured};
 use serde_json::{Value, json};
 use web::Dashboard;
+
+use super::policy::assert_refused_above_ceiling;
 
 const ALLOW: &str = r#"{"action": "accept", "content": {"allow": true}}"#;
 const DECLINE: &str = r#"{"action": "decline"}"#;
@@ -134,16 +136,6 @@ fn above_ceiling(record: &Path, dir: &Path) -> Value {
         "workspace": dir,
         "permission": "unlimited",
     })
-}
-
-fn assert_refused_above_ceiling(result: &Value, record: &Path) {
-    let text = all_text(result);
-    assert!(is_error(result), "{result:#}");
-    assert!(
-        text.contains("permission unlimited is above") && text.contains("CAM_MAX_PERMISSION"),
-        "the refusal is today's: {text}"
-    );
-    assert!(!record.exists(), "a refused call started its CLI");
 }
 
 // ---------------------------------------------------------------------------------------------

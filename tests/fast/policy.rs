@@ -259,7 +259,7 @@ fn elicitations(server: &Server) -> usize {
     messages.iter().filter(|m| m["method"] == ELICIT).count()
 }
 
-fn assert_refused_above_ceiling(result: &Value, record: &Path) {
+pub(super) fn assert_refused_above_ceiling(result: &Value, record: &Path) {
     let text = all_text(result);
     assert!(is_error(result), "{result:#}");
     assert!(

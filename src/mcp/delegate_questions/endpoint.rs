@@ -149,15 +149,20 @@ mod tests {
         response.lines().next().unwrap_or_default().to_owned()
     }
 
-    #[tokio::test]
-    async fn only_the_runs_token_gets_in_and_nothing_listens_after_close() {
+    /// An endpoint for a claude run nobody can be asked for.
+    async fn claudes_endpoint() -> Endpoint {
         let run = RunRequest::new("fix it", "/tmp");
         let how = BeyondBounds::Ask {
             timeout: Duration::from_secs(1),
         };
-        let endpoint = Endpoint::open(clis::CLAUDE, &run, nobody(how))
+        Endpoint::open(clis::CLAUDE, &run, nobody(how))
             .await
-            .expect("claude has a hook");
+            .expect("claude has a hook")
+    }
+
+    #[tokio::test]
+    async fn only_the_runs_token_gets_in_and_nothing_listens_after_close() {
+        let endpoint = claudes_endpoint().await;
         let address = endpoint.address();
         assert!(
             address.url.starts_with("http://127.0.0.1:"),
@@ -181,13 +186,7 @@ mod tests {
     /// -32601 (method not found): the endpoint advertises its tool, nothing else.
     #[tokio::test]
     async fn the_endpoint_lists_its_tool_and_answers_other_lists_method_not_found() {
-        let run = RunRequest::new("fix it", "/tmp");
-        let how = BeyondBounds::Ask {
-            timeout: Duration::from_secs(1),
-        };
-        let endpoint = Endpoint::open(clis::CLAUDE, &run, nobody(how))
-            .await
-            .expect("claude has a hook");
+        let endpoint = claudes_endpoint().await;
         let address = endpoint.address();
         let request = |method: &str| {
             let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
