@@ -1,6 +1,6 @@
 //! Reading a CLI's version from what its `--version` printed, so `doctor` can tell a verified
 //! install from one whose output the parsers were never checked against. Each CLI words it
-//! differently: `codex-cli 0.169.0`, `2.1.197 (Claude Code)`, `0.61.0`.
+//! differently: `codex-cli 0.171.0`, `2.1.332 (Claude Code)`, `0.61.0`.
 
 /// The words of `--version` output: split at white space and parentheses.
 pub fn words(output: &str) -> impl Iterator<Item = &str> {
@@ -29,8 +29,8 @@ mod tests {
     #[test]
     fn versions_are_read_from_each_clis_own_format() {
         let outputs = [
-            ("codex", "codex-cli 0.169.0\n", Some("0.169.0")),
-            ("claude", "2.1.197 (Claude Code)\n", Some("2.1.197")),
+            ("codex", "codex-cli 0.171.0\n", Some("0.171.0")),
+            ("claude", "2.1.332 (Claude Code)\n", Some("2.1.332")),
             ("gemini", "0.61.0\n", Some("0.61.0")),
             ("opencode", "v1.18.33", Some("1.18.33")),
             (
