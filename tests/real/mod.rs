@@ -454,12 +454,15 @@ impl Sandbox {
         let mut command = tokio::process::Command::new(&self.wrapper);
         match self.agent.name() {
             "codex" => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
+            // claude 2.1.332 defers MCP tools behind its ToolSearch, so the model's first
+            // request would list none of ours for the mock to call by name.
             "claude" => command
                 .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
                 .arg("--mcp-config")
                 .arg(self.root().join("mcp.json"))
                 .arg("--strict-mcp-config")
-                .arg(format!("--allowedTools=mcp__{MCP_SERVER}")),
+                .arg(format!("--allowedTools=mcp__{MCP_SERVER}"))
+                .env("ENABLE_TOOL_SEARCH", "false"),
             other => panic!("{other} is not set up as an MCP host"),
         };
         for (key, _) in std::env::vars_os() {
