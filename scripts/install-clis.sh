@@ -19,10 +19,10 @@ pins=tests/real
 
 # claude-code's postinstall (install.cjs) puts its platform package's native binary in place of
 # the bin/claude.exe placeholder; without it `claude` fails (ERR_UNKNOWN_FILE_EXTENSION ".exe").
-# Whether npm runs install scripts depends on its version and policy (npm 11 asks for the
-# `allowScripts` that tests/real/package.json gives claude-code and node; npm 10 runs them all),
-# and in no set order. So it runs again here, with the tree's Node 22, which claude-code wants;
-# it links the binary anew each time.
+# Whether npm runs install scripts depends on its version and policy (npm 11 warns about, and
+# with a strict policy skips, those that `allowScripts` does not approve: tests/real/package.json
+# approves claude-code's, opencode's and node's), and in no set order. So it runs again here, with
+# the tree's Node 22, which claude-code wants; it links the binary anew each time.
 link_claude() {
     local dir=$1/node_modules/@anthropic-ai/claude-code node=$PWD/$1/node_modules/.bin/node
     "$node" --version >/dev/null \

@@ -209,7 +209,14 @@ fn the_installed_real_clis_are_the_verified_versions() {
     );
     assert!(output.status.success(), "{output:?}");
     for agent in clis::builtin_agents() {
-        assert_eq!(report(&reports, agent)["state"], "verified", "{reports:#?}");
+        let report = report(&reports, agent);
+        // The canary's newest releases are the verified ones or newer, never to be replaced.
+        let newest = real::Releases::chosen() == real::Releases::Latest;
+        let newer = report["state"] == "unverified" && report["release"] == "newer";
+        assert!(
+            report["state"] == "verified" || newest && newer,
+            "{report:#}"
+        );
     }
 }
 
