@@ -30,14 +30,23 @@ link_claude() {
     (cd "$dir" && "$node" install.cjs)
 }
 
-# Every CLI answers --version from node_modules/.bin, as the tests run it: print each.
+# Every CLI answers --version from node_modules/.bin, as the tests run it: print each (stdout
+# only: codex warns on stderr of a home under the temp dir). Some write state in their home even
+# for --version, so they get a scratch one.
 check_clis() {
-    local dest=$1 cli said
+    local dest=$1 errors cli said status=0
+    errors=$(mktemp "${TMPDIR:-/tmp}/cli-versions.XXXXXX")
     for cli in "${clis[@]}"; do
-        said=$("$dest/node_modules/.bin/$cli" --version 2>&1) \
-            || { echo "$dest/node_modules/.bin/$cli --version failed: $said" >&2; return 1; }
-        printf '%-9s %s\n' "$cli" "${said%%$'\n'*}"
+        if said=$(with_scratch_home "$dest/node_modules/.bin/$cli" --version 2>"$errors"); then
+            printf '%-9s %s\n' "$cli" "${said%%$'\n'*}"
+        else
+            echo "$dest/node_modules/.bin/$cli --version failed: $(cat "$errors")" >&2
+            status=1
+            break
+        fi
     done
+    rm -f "$errors"
+    return "$status"
 }
 
 finish() {
@@ -77,7 +86,7 @@ install_latest() {
     rm -rf "$dest"
     mkdir -p "$dest"
     latest_package_json > "$dest/package.json"
-    npm install --prefix "$dest" --no-audit --no-fund --loglevel=error \
+    with_scratch_home npm install --prefix "$dest" --no-audit --no-fund --loglevel=error \
         || { echo "installing the newest CLIs into $dest failed" >&2; exit 1; }
     finish "$dest" || { echo "finishing the newest CLIs in $dest failed" >&2; exit 1; }
     echo "the newest release of each CLI, against its pin:"
