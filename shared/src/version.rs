@@ -10,12 +10,14 @@ pub fn words(output: &str) -> impl Iterator<Item = &str> {
     output.split(|c: char| c.is_whitespace() || c == '(' || c == ')')
 }
 
-/// The first word that reads `X.Y.Z` (a leading `v` dropped; more parts may follow).
+/// The first word that reads `X.Y.Z` (a leading `v` dropped; more parts, a pre-release such as
+/// codex's `-alpha.3` or a build `+abc` may follow).
 pub fn first_version<'a>(mut words: impl Iterator<Item = &'a str>) -> Option<String> {
     words
         .find_map(|word| {
             let word = word.trim_start_matches('v');
-            let parts: Vec<&str> = word.split('.').collect();
+            let core = word.split(['-', '+']).next().unwrap_or_default();
+            let parts: Vec<&str> = core.split('.').collect();
             let numbered = parts.len() >= 3
                 && parts[..3]
                     .iter()
@@ -95,6 +97,7 @@ mod tests {
     fn versions_are_read_from_each_clis_own_format() {
         let outputs = [
             ("codex", "codex-cli 0.171.0\n", Some("0.171.0")),
+            ("codex", "codex-cli 0.172.0-alpha.3\n", Some("0.172.0-alpha.3")),
             ("claude", "2.1.332 (Claude Code)\n", Some("2.1.332")),
             ("gemini", "0.61.0\n", Some("0.61.0")),
             ("opencode", "v1.18.33", Some("1.18.33")),

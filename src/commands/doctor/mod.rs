@@ -195,13 +195,14 @@ async fn rate_version(report: &mut CliReport, agent: Agent, path: &Path) {
         }
         Err(problem) => {
             report.state = State::Broken;
+            // Its release is unknown: reinstalling the verified one could be a downgrade.
             report.advice = Some(format!(
-                "`{} --version` {problem}: reinstall it with `npm install -g {}@{}` \
-                 or point {} at a working binary",
+                "`{} --version` {problem}: reinstall it with `npm install -g {package}` (the \
+                 verified release: `{package}@{}`) or point {} at a working binary",
                 path.display(),
-                cli.npm_package(),
                 cli.verified_version(),
-                agent.bin_setting()
+                agent.bin_setting(),
+                package = cli.npm_package(),
             ));
         }
     }
