@@ -49,7 +49,7 @@ on_supported_os! {
     pub mod sandbox;
     mod supervise;
     mod transcript;
-    mod version;
+    pub mod version;
 
     pub use agent::{Agent, Profile};
     pub use config::EngineConfig;

@@ -5,15 +5,17 @@
 //! package, which holds this same binary (scripts/package): here it resolves to the built
 //! binary, since the registry is not reached and this version may not be published yet. The
 //! Cursor install link must carry the Cursor snippet's entry. When the real CLIs are installed
-//! (scripts/install-clis.sh), Claude Code must connect to the Claude Code and Claude Desktop
-//! snippets (the npx line through a stand-in `npx` that runs the built binary), Codex must read
-//! the Codex snippets as written, and Gemini CLI must turn its line into the Cursor snippet's
-//! entry; without them this part skips locally and fails in CI.
+//! (scripts/install-clis.sh), Claude Code must write each `claude mcp add` line (`-e` included)
+//! into its config as the line means it and connect to it and to the Claude Desktop snippet (the
+//! npx lines through a stand-in `npx` that runs the built binary), Codex must read the Codex
+//! snippets as written, and Gemini CLI must turn its line into the Cursor snippet's entry;
+//! without them this part skips locally and fails in CI.
 
 use crate::common;
 use crate::mcp;
 use crate::real;
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -25,11 +27,11 @@ use serde_json::{Value, json};
 const NAME: &str = "cli-agent-mcp";
 
 /// How a snippet starts the server.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 struct Launch {
     command: String,
     args: Vec<String>,
-    env: Vec<(String, String)>,
+    env: BTreeMap<String, String>,
 }
 
 impl Launch {
@@ -81,7 +83,7 @@ impl Launch {
         Self {
             command: words[name + 1].to_owned(),
             args: words[name + 2..].iter().map(|w| (*w).to_owned()).collect(),
-            env: Vec::new(),
+            env: BTreeMap::new(),
         }
     }
 
@@ -134,6 +136,7 @@ fn codex_toml_as_json(toml: &str) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     let claude_code = Launch::from_claude_code(&readme_snippet("claude-code"));
+    let claude_code_env = Launch::from_claude_code(&readme_snippet("install-claude-code-env"));
     let desktop = Launch::from_entry(&mcp_servers_entry(&readme_snippet("claude-desktop")));
     let cursor = Launch::from_entry(&mcp_servers_entry(&readme_snippet("cursor")));
     let codex =
@@ -146,6 +149,7 @@ async fn each_readme_snippet_starts_a_server_with_the_tools_it_asks_for() {
     };
     let cases = [
         (&claude_code, all_but("claude")),
+        (&claude_code_env, vec!["codex", "gemini"]),
         (&desktop, vec!["codex", "gemini"]),
         (&cursor, mcp::agents()),
         (&codex, all_but("codex")),
@@ -264,6 +268,15 @@ impl ClientHome {
             .expect("codex mcp get --json")
     }
 
+    /// The entry Claude Code keeps for our server in its user config.
+    fn claude_user_entry(&self) -> Value {
+        let file = self.dir.path().join(".claude/.claude.json");
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|error| panic!("Claude Code wrote no {}: {error}", file.display()));
+        let config: Value = serde_json::from_str(&text).expect("Claude Code's config is JSON");
+        config["mcpServers"][NAME].clone()
+    }
+
     fn run(&self, bin: &Path, args: &[&str]) -> String {
         let built = Path::new(mcp::binary()).parent().expect("target dir");
         let path = format!(
@@ -305,21 +318,34 @@ fn assert_connected(listing: &str) {
     assert!(line.contains("Connected"), "{line}");
 }
 
+/// Each `claude mcp add` line of the documentation: the entry the installed Claude Code wrote
+/// into its user config is what the line means (the server's command, arguments and `-e`
+/// environment), and Claude Code connects to it (the npx lines through a stand-in `npx`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn claude_code_connects_to_the_claude_code_and_claude_desktop_snippets() {
+async fn claude_code_writes_each_documented_line_as_meant_and_connects() {
     let Some(claude) = real::installed(clis::CLAUDE) else {
         return;
     };
-    let home = ClientHome::new();
-    home.run_add_line(&claude, "claude", "claude-code");
-    assert_connected(&home.run(&claude, &["mcp", "list"]));
+    for snippet in [
+        "claude-code",
+        "install-claude-code",
+        "install-claude-code-env",
+    ] {
+        let home = ClientHome::new();
+        home.stand_in_npx();
+        home.run_add_line(&claude, "claude", snippet);
+        let written = Launch::from_entry(&home.claude_user_entry());
+        let meant = Launch::from_claude_code(&readme_snippet(snippet));
+        assert_eq!(written, meant, "{snippet}");
+        assert_connected(&home.run(&claude, &["mcp", "list"]));
+    }
+}
 
-    // The README's npx line, its npx standing in for the package.
-    let home = ClientHome::new();
-    home.stand_in_npx();
-    home.run_add_line(&claude, "claude", "install-claude-code");
-    assert_connected(&home.run(&claude, &["mcp", "list"]));
-
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claude_code_connects_to_the_claude_desktop_snippet() {
+    let Some(claude) = real::installed(clis::CLAUDE) else {
+        return;
+    };
     let home = ClientHome::new();
     let mut entry = mcp_servers_entry(&readme_snippet("claude-desktop"));
     entry["command"] = json!(mcp::binary());

@@ -21,22 +21,50 @@ use tokio_util::sync::CancellationToken;
 use crate::common::cli_fixtures::{FileSpec, fixture};
 use crate::common::{TempDir, assert_none_with_env, pids_with_env, unique};
 
-pub const INSTALL_SCRIPT: &str = "scripts/install-clis.sh";
-
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The installed CLI. When it is missing a local run skips (with a message naming the
-/// install script) and CI, which sets `CAM_TEST_REQUIRE_ALL=1`, fails.
+/// Which release of each real CLI the tests drive: the pinned ones (tests/real/package.json),
+/// or with `CAM_CLIS=latest` the newest, for the canary (`scripts/canary`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Releases {
+    Pinned,
+    Latest,
+}
+
+impl Releases {
+    /// The releases `CAM_CLIS` names: `pinned` (the default) or `latest`.
+    pub fn chosen() -> Self {
+        match std::env::var("CAM_CLIS").as_deref() {
+            Ok("latest") => Self::Latest,
+            Ok("pinned" | "") | Err(_) => Self::Pinned,
+            Ok(other) => panic!("CAM_CLIS={other}: say `pinned` (the default) or `latest`"),
+        }
+    }
+
+    /// Where scripts/install-clis.sh installs them, and the command that does.
+    fn installed_by(self) -> (&'static str, &'static str) {
+        match self {
+            Self::Pinned => (".cli-agents", "scripts/install-clis.sh"),
+            Self::Latest => (".cli-agents-latest", "scripts/install-clis.sh latest"),
+        }
+    }
+}
+
+/// The installed CLI, of the releases `CAM_CLIS` chose. When it is missing a local run skips
+/// (with a message naming the install command) and CI, which sets `CAM_TEST_REQUIRE_ALL=1`,
+/// fails.
 pub fn installed(agent: Agent) -> Option<PathBuf> {
+    let (dir, install) = Releases::chosen().installed_by();
     let bin = repo()
-        .join(".cli-agents/node_modules/.bin")
+        .join(dir)
+        .join("node_modules/.bin")
         .join(agent.name());
     if bin.exists() {
         return Some(bin);
     }
-    let message = format!("{agent} is not installed in .cli-agents/: run {INSTALL_SCRIPT}");
+    let message = format!("{agent} is not installed in {dir}/: run {install}");
     assert!(
         std::env::var_os("CAM_TEST_REQUIRE_ALL").is_none_or(|v| v != "1"),
         "{message}"
@@ -47,7 +75,8 @@ pub fn installed(agent: Agent) -> Option<PathBuf> {
 
 /// Run `scenario` for every CLI of the registry (or those `CAM_TEST_CLIS=a,b` names), one
 /// after another, each in a task of its own so that one CLI's failure hides no other's;
-/// then fail naming every CLI that failed.
+/// then fail naming every CLI that failed on a line of its own, `failed for: a, b` (which the
+/// canary's report reads), then why.
 pub async fn for_every_cli<F, Fut>(scenario: F)
 where
     F: Fn(Agent) -> Fut,
@@ -61,10 +90,20 @@ where
     let mut failed = Vec::new();
     for agent in clis::builtin_agents().filter(chosen) {
         if let Err(error) = tokio::spawn(scenario(agent)).await {
-            failed.push(format!("{agent}: {error}"));
+            failed.push((agent, error));
         }
     }
-    assert!(failed.is_empty(), "failed for {}", failed.join("; "));
+    let names: Vec<&str> = failed.iter().map(|(agent, _)| agent.name()).collect();
+    let why: Vec<String> = failed
+        .iter()
+        .map(|(agent, error)| format!("{agent}: {error}"))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "failed for: {}\n{}",
+        names.join(", "),
+        why.join("\n")
+    );
 }
 
 /// The mock model server: one loopback port for all four wire protocols, a log of every
@@ -454,12 +493,15 @@ impl Sandbox {
         let mut command = tokio::process::Command::new(&self.wrapper);
         match self.agent.name() {
             "codex" => command.args(["exec", "--json", "--skip-git-repo-check", prompt]),
+            // claude 2.1.332 defers MCP tools behind its ToolSearch, so the model's first
+            // request would list none of ours for the mock to call by name.
             "claude" => command
                 .args(["-p", prompt, "--output-format", "stream-json", "--verbose"])
                 .arg("--mcp-config")
                 .arg(self.root().join("mcp.json"))
                 .arg("--strict-mcp-config")
-                .arg(format!("--allowedTools=mcp__{MCP_SERVER}")),
+                .arg(format!("--allowedTools=mcp__{MCP_SERVER}"))
+                .env("ENABLE_TOOL_SEARCH", "false"),
             other => panic!("{other} is not set up as an MCP host"),
         };
         for (key, _) in std::env::vars_os() {

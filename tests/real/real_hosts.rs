@@ -300,8 +300,9 @@ async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(host: Agent
     world.assert_nothing_left().await;
 }
 
-/// The inner CLI is codex for both hosts: claude 2.1.197 exits before a pipe has taken all of
-/// a 1 MiB stream-json line (its last lines come out cut), which is not what this proves.
+/// The inner CLI is codex for both hosts: claude 2.1.197 exited before a pipe had taken all of
+/// a 1 MiB stream-json line (its last lines came out cut; 2.1.332 printed them whole in 3 tries
+/// behind a slow reader), which is not what this proves.
 async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
     let inner = clis::CODEX;
     let Some(world) = World::new(host, inner) else {

@@ -67,6 +67,22 @@ mod tests {
     }
 
     #[test]
+    fn docs_name_the_verified_version_of_every_builtin() {
+        let table = include_str!("../../../docs/clis.md");
+        let install = include_str!("../../../docs/install.md");
+        let questions = include_str!("../../../docs/bounds-and-questions.md");
+        for cli in BUILTINS {
+            let (name, package, version) = (cli.name(), cli.npm_package(), cli.verified_version());
+            let row = format!("| {name} | `{package}` | {version} |");
+            assert!(table.contains(&row), "docs/clis.md has no row {row}");
+            let pinned = format!(" {package}@{version}");
+            assert!(install.contains(&pinned), "docs/install.md installs no{pinned}");
+            let row = format!("| {name} {version} |");
+            assert!(questions.contains(&row), "docs/bounds-and-questions.md has no {row}");
+        }
+    }
+
+    #[test]
     fn names_are_unique_lowercase_words() {
         for (i, cli) in BUILTINS.iter().enumerate() {
             let name = cli.name();

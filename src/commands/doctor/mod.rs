@@ -3,6 +3,7 @@
 
 mod sandbox;
 
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
@@ -36,6 +37,9 @@ pub struct CliReport {
     pub looked: Vec<String>,
     pub version: Option<String>,
     pub verified_version: &'static str,
+    /// How its version stands against the verified one, when both read as releases.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release: Option<Release>,
     /// What to do, when there is something to do.
     pub advice: Option<String>,
 }
@@ -53,6 +57,20 @@ pub enum State {
     Broken,
 }
 
+/// How a found CLI's version stands against the verified one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Release {
+    Verified,
+    /// Newer than the verified one: unverified, and never to be replaced by it.
+    Newer,
+    /// Older than the verified one: worth upgrading.
+    Older,
+}
+
+/// Where problems with a CLI release are reported.
+const ISSUES: &str = "https://github.com/cli-agent-mcp/cli-agent-mcp/issues";
+
 impl State {
     fn usable(self) -> bool {
         matches!(self, Self::Verified | Self::Unverified)
@@ -64,6 +82,18 @@ impl State {
             Self::Unverified => "warning",
             Self::Missing => "missing",
             Self::Broken => "broken",
+        }
+    }
+}
+
+impl CliReport {
+    /// The text report's word for its state: an unverified release says whether it is newer
+    /// or older than the verified one.
+    fn label(&self) -> &'static str {
+        match (self.state, self.release) {
+            (State::Unverified, Some(Release::Newer)) => "newer",
+            (State::Unverified, Some(Release::Older)) => "older",
+            (state, _) => state.label(),
         }
     }
 }
@@ -128,6 +158,7 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
         looked: Vec::new(),
         version: None,
         verified_version,
+        release: None,
         advice: None,
     };
     let found = match found {
@@ -147,37 +178,75 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
     report
 }
 
-/// The found CLI's state by its `--version`: verified, another version, or broken.
+/// The found CLI's state by its `--version`: verified, another release, or broken.
 async fn rate_version(report: &mut CliReport, agent: Agent, path: &Path) {
     let cli = agent.cli();
-    let verified_version = cli.verified_version();
     match version_of(cli, path).await {
         Ok(version) => {
-            report.state = if version == verified_version {
-                State::Verified
-            } else {
-                report.advice = Some(format!(
-                    "cli-agent-mcp is verified with {} {verified_version}; {version} may \
-                     print events it does not know (they are skipped and counted in \
-                     `warnings`). Install the verified one with `npm install -g {}@{verified_version}`",
-                    cli.name(),
-                    cli.npm_package()
-                ));
-                State::Unverified
+            report.release = release(&version, cli.verified_version());
+            report.state = match report.release {
+                Some(Release::Verified) => State::Verified,
+                _ => State::Unverified,
             };
+            report.advice = report
+                .release
+                .map_or_else(|| Some(unordered_advice(cli, &version)), |r| r.advice(cli));
             report.version = Some(version);
         }
         Err(problem) => {
             report.state = State::Broken;
+            // Its release is unknown: reinstalling the verified one could be a downgrade.
             report.advice = Some(format!(
-                "`{} --version` {problem}: reinstall it with `npm install -g {}@{verified_version}` \
-                 or point {} at a working binary",
+                "`{} --version` {problem}: reinstall it with `npm install -g {package}` (the \
+                 verified release: `{package}@{}`) or point {} at a working binary",
                 path.display(),
-                cli.npm_package(),
-                agent.bin_setting()
+                cli.verified_version(),
+                agent.bin_setting(),
+                package = cli.npm_package(),
             ));
         }
     }
+}
+
+/// How `version` stands against the verified one; `None` when the two cannot be ordered.
+fn release(version: &str, verified: &str) -> Option<Release> {
+    match cli_agent_engine::version::compare(version, verified)? {
+        Ordering::Equal => Some(Release::Verified),
+        Ordering::Greater => Some(Release::Newer),
+        Ordering::Less => Some(Release::Older),
+    }
+}
+
+impl Release {
+    /// What to do about a release of `cli`: nothing for the verified one; a newer one is kept
+    /// (it is what its user runs every day) and watched; an older one is upgraded.
+    fn advice(self, cli: &dyn Cli) -> Option<String> {
+        let verified = cli.verified_version();
+        match self {
+            Self::Verified => None,
+            Self::Newer => Some(format!(
+                "newer than the verified {verified}, unverified: a newer release may have \
+                 changed its JSONL stream or its flags (events cli-agent-mcp does not know are \
+                 skipped and counted in a run's `warnings`; a changed flag fails runs). Keep \
+                 it; if runs misbehave, report it with this output at {ISSUES}"
+            )),
+            Self::Older => Some(format!(
+                "older than the verified {verified}: it may lack flags or events cli-agent-mcp \
+                 relies on. Upgrade with `npm install -g {}@{verified}`",
+                cli.npm_package()
+            )),
+        }
+    }
+}
+
+/// A version that cannot be ordered against the verified one: what that risks, no install.
+fn unordered_advice(cli: &dyn Cli, version: &str) -> String {
+    format!(
+        "cli-agent-mcp is verified with {} {}; {version} may print events it does not know \
+         (they are skipped and counted in a run's `warnings`)",
+        cli.name(),
+        cli.verified_version()
+    )
 }
 
 fn missing_advice(agent: Agent, error: &SetupError) -> String {
@@ -261,7 +330,7 @@ fn render(reports: &[CliReport]) -> String {
         out.push_str(&format!(
             "{:<9} {:<8} {:<9} {path}\n",
             name,
-            report.state.label(),
+            report.label(),
             version
         ));
         if let Some(found) = &report.found {

@@ -35,7 +35,9 @@ pub(super) fn command(
     let mut cmd = CommandLine::new(program);
     cmd.args(["-p", "--output-format", "stream-json", "--verbose"]);
     match request.permission {
-        // Explicit, so a user's `defaultMode` setting cannot raise the level.
+        // Explicit, so a user's `defaultMode` setting cannot raise the level. 2.1.332 lists
+        // this mode as `manual` but still takes `default` (and reports either as `default`),
+        // which is the only name older releases know.
         Permission::ReadOnly => {
             cmd.args(["--permission-mode", "default"]);
         }

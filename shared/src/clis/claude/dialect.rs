@@ -337,7 +337,8 @@ impl ResultLine<'_> {
             .map(ResultUsage::counts)
             .unwrap_or_default();
         let counts = match &self.model_usage {
-            // After it recovers a cut stream, claude reports zero `usage` but real `modelUsage`.
+            // After it recovered a cut stream, claude 2.1.197 reported zero `usage` but real
+            // `modelUsage` (2.1.332 counts both requests in `usage`).
             Some(models) if reported.input == 0 && reported.output == 0 => models
                 .values()
                 .map(ModelUsage::counts)
@@ -431,8 +432,8 @@ mod tests {
         assert_eq!(issues, []);
         let expected = [
             AgentEvent::SessionStarted {
-                session_id: "7219e74a-443c-455f-8a76-15e2897926f4".to_owned(),
-                model: Some("claude-opus-4-8[1m]".to_owned()),
+                session_id: "979085e6-abed-4689-8d30-ddb92936bcf7".to_owned(),
+                model: Some("claude-opus-5-5".to_owned()),
             },
             AgentEvent::Text {
                 text: "hello from fake model".to_owned(),
@@ -443,8 +444,7 @@ mod tests {
                 cached_input_tokens: 20,
                 output_tokens: 7,
                 reasoning_tokens: None,
-                // claude adds the cost up in floating point.
-                cost_usd: Some(0.0006850000000000001),
+                cost_usd: Some(0.000544),
             }),
             AgentEvent::TurnCompleted {
                 answer: Some("hello from fake model".to_owned()),
@@ -678,18 +678,19 @@ mod tests {
     }
 
     #[test]
-    fn retried_cut_stream_completes_with_its_usage_from_model_usage() {
-        // claude repeats a cut request without streaming; that result reports zero usage.
+    fn retried_cut_stream_completes_with_the_usage_of_both_requests() {
+        // claude repeats a cut request without streaming, and its result counts both (2.1.197
+        // reported zero `usage` there: zero_usage_falls_back_to_model_usage).
         let (events, issues) = parse(include_str!(
             "../../../../tests/fixtures/captures/claude/stream_cut.jsonl"
         ));
         assert_eq!(issues, []);
         let expected = Usage {
-            input_tokens: 120,
-            cached_input_tokens: 20,
-            output_tokens: 7,
+            input_tokens: 240,
+            cached_input_tokens: 40,
+            output_tokens: 8,
             reasoning_tokens: None,
-            cost_usd: Some(0.0006850000000000001),
+            cost_usd: Some(0.001088),
         };
         assert_eq!(last_usage(&events), Some(expected));
         assert_eq!(

@@ -35,7 +35,7 @@ impl Cli for Claude {
     }
 
     fn verified_version(&self) -> &'static str {
-        "2.1.197"
+        "2.1.332"
     }
 
     fn own_env(&self) -> &'static [&'static str] {

@@ -610,7 +610,7 @@ mod tests {
             cost_usd: None,
         };
         let expected = [
-            session("01a1ffd6-4307-78b2-b306-5ad299b056d5"),
+            session("01a22235-9dbe-7272-a04a-201e5e250112"),
             text("hello from fake model"),
             AgentEvent::Usage(usage),
             AgentEvent::TurnCompleted { answer: None },
@@ -738,9 +738,9 @@ mod tests {
             "../../../../tests/fixtures/captures/codex/error_401.jsonl"
         ));
         assert_eq!(issues, []);
-        let message = "unexpected status 401 Unauthorized: scripted failure 401, url: http://127.0.0.1:39201/v1/responses";
+        let message = "unexpected status 401 Unauthorized: scripted failure 401, url: http://127.0.0.1:37171/v1/responses";
         let expected = [
-            session("01a1ffd6-6159-77f2-a902-559a9a340524"),
+            session("01a22235-af07-7390-8c5e-45a79ab5deba"),
             AgentEvent::Notice {
                 level: NoticeLevel::Error,
                 message: message.to_owned(),
@@ -776,7 +776,7 @@ mod tests {
         ));
         assert_eq!(issues, []);
         // SIGINT ends codex with nothing after `turn.started`.
-        assert_eq!(events, [session("01a1ffd6-75cd-7741-9f3e-d5076915c8d2")]);
+        assert_eq!(events, [session("01a22235-bf30-7861-bffb-ae1993e9e4eb")]);
         assert!(events.iter().all(|event| !event.is_terminal()));
     }
 

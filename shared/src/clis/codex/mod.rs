@@ -35,7 +35,7 @@ impl Cli for Codex {
     }
 
     fn verified_version(&self) -> &'static str {
-        "0.169.0"
+        "0.171.0"
     }
 
     /// Its API key and base URL, and its home (config, sessions, auth). A custom provider's
