@@ -3,6 +3,7 @@
 //! config that points it at the mock, and never sees a user's real configuration.
 #![allow(dead_code)]
 
+pub mod hosted;
 pub mod repo;
 
 use std::fs::File;

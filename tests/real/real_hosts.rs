@@ -9,93 +9,24 @@
 use crate::common;
 use crate::real;
 
-use std::process::Output;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
 use cli_agent_engine::{Agent, clis};
-use common::{unique, wait_until};
+use common::unique;
+use real::hosted::{World, path};
 use real::repo::{ScriptedEdit, changed_lines, make_repo};
-use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
 
 /// Characters of answer a tool result may carry (`CAM_MAX_RESULT_CHARS`, its default).
 const BUDGET: usize = 20_000;
 
-/// A host CLI, the CLI our server runs for it, and the mock both talk to.
-struct World {
-    mock: MockModel,
-    host: Sandbox,
-    inner: Sandbox,
-    /// Whether our server was seen running as the host's process during the turn.
-    server_seen: AtomicBool,
+/// `host` hosting our server, which runs `inner` with `extra` settings and the default result
+/// budget; `None` when either CLI is not installed.
+async fn world(host: Agent, inner: Agent, extra: &[(&str, String)]) -> Option<World> {
+    let mut settings = vec![("CAM_MAX_RESULT_CHARS", BUDGET.to_string())];
+    settings.extend(extra.iter().cloned());
+    World::new(host, inner, &settings).await
 }
 
 impl World {
-    /// `None` when either CLI is not installed.
-    fn new(host: Agent, inner: Agent) -> Option<Self> {
-        Self::with_server_env(host, inner, &[])
-    }
-
-    /// As [`World::new`], our server also given `extra` settings.
-    fn with_server_env(host: Agent, inner: Agent, extra: &[(&str, String)]) -> Option<Self> {
-        let (host_bin, inner_bin) = (real::installed(host)?, real::installed(inner)?);
-        let mock = MockModel::start();
-        let host = Sandbox::new(host, &host_bin, mock.port, Retries::Shortened);
-        let inner = Sandbox::new(inner, &inner_bin, mock.port, Retries::Shortened);
-        let tag = host.tag.split_once('=').expect("NAME=value").1.to_owned();
-        let bin_var = inner.agent.env_var("BIN");
-        let mut server_env = vec![
-            (bin_var.as_str(), path(&inner.wrapper)),
-            ("CAM_ALLOWED_ROOTS", path(&host.workspace)),
-            ("CAM_STATE_DIR", path(&host.root().join("cam-state"))),
-            ("CAM_MAX_RESULT_CHARS", BUDGET.to_string()),
-            // Our server and its guardian count as the host's processes.
-            ("CAM_TEST_TAG", tag),
-        ];
-        server_env.extend(extra.iter().cloned());
-        // The inner CLI's environment, so that our server's sandbox finds its state dirs.
-        server_env.extend(
-            inner
-                .env()
-                .iter()
-                .map(|(key, value)| (key.as_str(), value.clone())),
-        );
-        host.add_our_server(&server_env);
-        Some(Self {
-            mock,
-            host,
-            inner,
-            server_seen: false.into(),
-        })
-    }
-
-    /// One headless turn of the host on `prompt`; its JSONL, or a panic naming its stderr.
-    /// While it runs, watch for our server among the host's processes.
-    async fn host_turn(&self, prompt: &str) -> Vec<Value> {
-        let server = [env!("CARGO_BIN_EXE_cli-agent-mcp"), "serve"];
-        let turn = tokio::time::timeout(real::RUN_DEADLINE, self.host.host_turn(prompt).output());
-        let mut turn = std::pin::pin!(turn);
-        let output = loop {
-            tokio::select! {
-                output = &mut turn => break output,
-                () = tokio::time::sleep(Duration::from_millis(100)) => {
-                    if self.host.runs(&server) {
-                        self.server_seen.store(true, Ordering::Relaxed);
-                    }
-                }
-            }
-        };
-        let output = output
-            .unwrap_or_else(|_| panic!("{} did not finish its turn", self.host.agent))
-            .expect("start the host CLI");
-        assert!(output.status.success(), "{}", describe(&output));
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str(line).ok())
-            .collect()
-    }
-
     /// The host's requests to the mock that answered one of its tool calls with `needle`.
     fn host_requests_with_result(&self, needle: &str) -> Vec<Value> {
         self.host_requests()
@@ -124,45 +55,6 @@ impl World {
             .map(|request| request["scenario"].clone())
             .collect()
     }
-
-    /// The host's turns: their prompt is the script (the inner CLI's is the inner prompt).
-    fn host_requests(&self) -> Vec<Value> {
-        self.mock
-            .requests()
-            .into_iter()
-            .filter(|request| {
-                request["protocol"] == self.host.agent.name()
-                    && request["prompt"]
-                        .as_str()
-                        .is_some_and(|prompt| prompt.contains("CALL_TOOL:"))
-            })
-            .collect()
-    }
-
-    /// Neither the host, nor our server, nor the inner CLI left a process behind.
-    async fn assert_nothing_left(&self) {
-        assert!(
-            self.server_seen.load(Ordering::Relaxed),
-            "our server never ran among the host's processes"
-        );
-        wait_until("the host, our server and the inner CLI are gone", || {
-            self.host.survivors().is_empty() && self.inner.survivors().is_empty()
-        })
-        .await;
-    }
-}
-
-fn path(path: &std::path::Path) -> String {
-    path.to_str().expect("UTF-8 temp path").to_owned()
-}
-
-fn describe(output: &Output) -> String {
-    format!(
-        "{}\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
 }
 
 /// The host's final answer in its JSONL: codex's last agent message, claude's result.
@@ -227,7 +119,7 @@ fn assert_found_by_tool_search(world: &World, tool: &str) {
 }
 
 async fn a_plain_delegation_returns_the_inner_answer_to_the_host(host: Agent, inner: Agent) {
-    let Some(world) = World::new(host, inner) else {
+    let Some(world) = world(host, inner, &[]).await else {
         return;
     };
     let marker = unique("inner");
@@ -259,7 +151,7 @@ async fn a_plain_delegation_returns_the_inner_answer_to_the_host(host: Agent, in
 }
 
 async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(host: Agent, inner: Agent) {
-    let Some(world) = World::new(host, inner) else {
+    let Some(world) = world(host, inner, &[]).await else {
         return;
     };
     let marker = unique("inner");
@@ -305,7 +197,7 @@ async fn a_long_delegation_is_handed_off_and_collected_with_job_wait(host: Agent
 /// behind a slow reader), which is not what this proves.
 async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
     let inner = clis::CODEX;
-    let Some(world) = World::new(host, inner) else {
+    let Some(world) = world(host, inner, &[]).await else {
         return;
     };
     const HUGE: usize = 1 << 20;
@@ -338,7 +230,7 @@ async fn a_huge_answer_reaches_the_host_within_the_budget(host: Agent) {
 /// tool edits a tracked file; then reviews the job with `job_diff` and brings its edit into the
 /// host's workspace with `job_apply`.
 async fn an_isolated_edit_is_reviewed_and_applied_by_the_host(host: Agent, inner: Agent) {
-    let Some(world) = World::new(host, inner) else {
+    let Some(world) = world(host, inner, &[]).await else {
         return;
     };
     let workspace = &world.host.workspace;
@@ -408,7 +300,7 @@ async fn claude_code_as_host_lists_our_prompts_and_resources() {
         ("CAM_LOG", "info,rmcp=debug".to_owned()),
         ("CAM_LOG_FILE", path(&log_file)),
     ];
-    let Some(world) = World::with_server_env(clis::CLAUDE, clis::CODEX, &extra) else {
+    let Some(world) = world(clis::CLAUDE, clis::CODEX, &extra).await else {
         return;
     };
     let marker = unique("hosted");
