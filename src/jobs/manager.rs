@@ -21,7 +21,7 @@ use tokio_util::task::TaskTracker;
 use super::changes::{ChangeFeed, JobChange};
 use super::in_place::InPlaceRuns;
 use super::job::{AskFirst, Finished, Job, JobState, StopReason};
-use super::scheduler::{Permit, Scheduler};
+use super::scheduler::{Permit, Scheduler, Ticket};
 use super::store::{
     JobId, JobStatus, NewJob, Origin, Owner, PendingStore, Recorder, Store, StoreError,
 };
@@ -170,10 +170,16 @@ impl Jobs {
         {
             transcript.events(&asked);
         }
+        // In the queue in the order the jobs came, whichever of their tasks runs first; a job
+        // that asks the person first joins it once they have allowed it.
+        let ticket = options
+            .ask_first
+            .is_none()
+            .then(|| self.scheduler.enqueue(agent));
         self.lock().jobs.insert(job.id.clone(), job.clone());
         self.changes.send(JobChange::Added(job.id.clone()));
         self.runs
-            .spawn(self.clone().drive(job.clone(), prepared, options));
+            .spawn(self.clone().drive(job.clone(), prepared, options, ticket));
         job
     }
 
@@ -217,9 +223,18 @@ impl Jobs {
 
     /// The life of one job: the queue, the run, the record of its end. The run is a task of
     /// its own so that a panic in it (a bug) still ends the job, as a failure.
-    async fn drive(self: Arc<Self>, job: Arc<Job>, prepared: Prepared, mut options: JobOptions) {
+    async fn drive(
+        self: Arc<Self>,
+        job: Arc<Job>,
+        prepared: Prepared,
+        mut options: JobOptions,
+        ticket: Option<Ticket>,
+    ) {
         let ask_first = options.ask_first.take();
-        let run = tokio::spawn(self.clone().admit_and_run(job.clone(), prepared, ask_first));
+        let admit_and_run = self
+            .clone()
+            .admit_and_run(job.clone(), prepared, ask_first, ticket);
+        let run = tokio::spawn(admit_and_run);
         let outcome = run.await.unwrap_or_else(|error| panicked(&job, error));
         self.finish(&job, outcome, options).await;
     }
@@ -229,13 +244,15 @@ impl Jobs {
         job: Arc<Job>,
         prepared: Prepared,
         ask_first: Option<AskFirst>,
+        ticket: Option<Ticket>,
     ) -> Outcome {
         if let Some(ask) = ask_first
             && let Err(never_ran) = self.ask_first(&job, ask).await
         {
             return never_ran;
         }
-        let Some(permit) = self.admit(&job).await else {
+        let ticket = ticket.unwrap_or_else(|| self.scheduler.enqueue(job.agent));
+        let Some(permit) = self.admit(&job, ticket).await else {
             return not_run(&job);
         };
         debug_panic(&prepared.request().prompt);
@@ -244,9 +261,9 @@ impl Jobs {
         outcome
     }
 
-    /// Wait for room to run, saying where in the queue the job is; `None` if it was stopped.
-    async fn admit(&self, job: &Job) -> Option<Permit> {
-        let ticket = self.scheduler.enqueue(job.agent);
+    /// Wait for `ticket`'s room to run, saying where in the queue the job is; `None` if it
+    /// was stopped.
+    async fn admit(&self, job: &Job, ticket: Ticket) -> Option<Permit> {
         let mut position = ticket.position.clone();
         let admitted = ticket.admitted();
         tokio::pin!(admitted);
