@@ -424,7 +424,7 @@ async fn report_guardian_cost(count: usize) {
         guardian.wait().expect("the guardian exits on EOF");
     }
     let server = started(bench_server()).await;
-    // Started on a thread of its own, it may come up after the `initialize` response.
+    // Started before the server's runtime; the bench's client may be quicker to see it.
     common::wait_until("the server's guardian is up", || {
         common::guardian_of(server.pid()).is_some()
     })

@@ -173,15 +173,6 @@ pub fn command() -> clap::Command {
     with_bin_args(Cli::command())
 }
 
-/// The bare binary's command: [`Options`] without the subcommands, whose definitions (and
-/// the global arguments copied into each) are most of the cost of a parse. A command line
-/// without arguments, as hosts start the server, parses to the same values with either.
-pub fn bare_command() -> clap::Command {
-    with_bin_args(Options::augment_args(clap::Command::new(env!(
-        "CARGO_PKG_NAME"
-    ))))
-}
-
 fn with_bin_args(command: clap::Command) -> clap::Command {
     BUILTINS
         .iter()

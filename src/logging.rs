@@ -19,8 +19,7 @@ use crate::cli::LoggingArgs;
 use crate::mcp::logging::ClientLogLayer;
 
 pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {
-    // Every line is masked (see `Redacting`): the first builds the patterns, a few ms, so the
-    // server logs nothing on the way to its first answer (its start line comes after it).
+    // Every line is masked (see `Redacting`).
     let filter = args.log.as_deref().unwrap_or(default_level);
     let filter = EnvFilter::try_new(filter).map_err(|error| {
         format!("bad log filter `{filter}` (--log / CAM_LOG): {error}; try `info` or `debug`")

@@ -49,7 +49,6 @@ pub async fn run_command(
         Ok(sandbox) => sandbox,
         Err(error) => return not_started(command, &error, started),
     };
-    process::Guardian::up().await;
     let spawned = match process::spawn(&line, dir, &marker, sandbox) {
         Ok(spawned) => spawned,
         Err(error) => return not_started(command, &error, started),

@@ -254,7 +254,6 @@ impl Engine {
             ..
         } = &*prepared;
         let setup = self.set_up(request, command, placed.as_ref(), cancel).await;
-        process::Guardian::up().await;
         let spawn = || {
             let sandbox = confinement
                 .as_ref()

@@ -7,12 +7,6 @@
 //! its [`Lifecycle`] to stdio or to Streamable HTTP ([`crate::transport`]), with the
 //! dashboard's routes beside `/mcp` on HTTP. The transport serves until the shutdown and
 //! returns the exit code.
-//!
-//! Nothing that `initialize` does not need runs before stdio answers it, nor beside it: the
-//! store opens on a blocking thread, the guardian starts on a thread of its own (`main`) and
-//! the start is logged once the transport has answered, or got a request that is not
-//! `initialize` ([`AfterFirstAnswer`]); a tool that needs the store waits for it, a run for
-//! the guardian.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,9 +19,8 @@ use tokio_util::task::TaskTracker;
 
 use crate::cli::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
-use crate::first_answer::AfterFirstAnswer;
 use crate::jobs::JobsError;
-use crate::jobs::store::{PendingStore, Store, StoreError, StoreSettings};
+use crate::jobs::store::{Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
@@ -49,8 +42,6 @@ pub struct Start {
     pub offers: Vec<Offer>,
     pub store: StoreSettings,
     pub parent: Option<ParentPipe>,
-    /// Opened by the transport once it has answered; the store's opening waits for it.
-    pub after_first_answer: AfterFirstAnswer,
 }
 
 pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
@@ -58,7 +49,6 @@ pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
         offers,
         store,
         parent,
-        after_first_answer,
     } = start;
     let http = match args
         .http
@@ -69,8 +59,11 @@ pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
         Some(Ok(settings)) => Some(settings),
         Some(Err(error)) => return usage(error),
     };
-    let store = open_store(store, &after_first_answer);
-    let built = build(&args, config, &offers, store, &after_first_answer).await;
+    // SQLite's opening, off the runtime's threads.
+    let store = tokio::task::spawn_blocking(move || open_store(&store))
+        .await
+        .unwrap_or_else(|error| Err(format!("opening the job store failed: {error}")));
+    let built = build(&args, config, &offers, store).await;
     let (server, lifecycle) = match built {
         Ok(built) => built,
         Err(code) => return code,
@@ -80,14 +73,12 @@ pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
     }
     match http {
         Some(settings) => {
-            // HTTP answers many clients, none of them first: everything starts now. The
-            // dashboard's routes are made with the store, as the address is bound.
-            after_first_answer.open();
-            let store = server.jobs.store().await;
+            // The dashboard's routes are made with the store, as the address is bound.
+            let store = server.jobs.store();
             let routes = dashboard_routes(store, args.http.allowed_hosts.clone());
             http::serve(server, settings, lifecycle, routes).await
         }
-        None => stdio::serve(server, lifecycle, after_first_answer).await,
+        None => stdio::serve(server, lifecycle).await,
     }
 }
 
@@ -118,8 +109,7 @@ async fn build(
     args: &ServeArgs,
     config: EngineConfig,
     offers: &[Offer],
-    store: PendingStore,
-    after_first_answer: &AfterFirstAnswer,
+    store: Result<Store, String>,
 ) -> Result<(AgentServer, Lifecycle), u8> {
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
@@ -143,7 +133,7 @@ async fn build(
         return Err(EXIT_USAGE);
     }
     tokio::spawn(jobs.clone().poll_cancel_requests());
-    after_first_answer.then(log_start(args, &catalogue, &policy));
+    log_start(args, &catalogue, &policy);
     let ask_timeout = Duration::from_secs(args.ask_timeout_secs);
     let server = AgentServer {
         jobs,
@@ -172,30 +162,20 @@ fn beyond_bounds(args: &ServeArgs) -> BeyondBounds {
     }
 }
 
-/// The start's log line, written once the server has answered (its masking patterns take
-/// milliseconds to build).
-fn log_start(
-    args: &ServeArgs,
-    catalogue: &Catalogue,
-    policy: &Policy,
-) -> impl FnOnce() + Send + 'static {
-    let tools = catalogue.names();
-    let roots = policy.describe_roots();
-    let max_permission = policy.max_permission().to_string();
+/// The start's log line.
+fn log_start(args: &ServeArgs, catalogue: &Catalogue, policy: &Policy) {
     let over = if args.http.addr.is_some() {
         "over Streamable HTTP"
     } else {
         "on stdio"
     };
-    move || {
-        tracing::info!(
-            version = env!("CARGO_PKG_VERSION"),
-            tools = %tools,
-            roots = %roots,
-            max_permission = %max_permission,
-            "serving MCP {over}"
-        );
-    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        tools = %catalogue.names(),
+        roots = %policy.describe_roots(),
+        max_permission = %policy.max_permission(),
+        "serving MCP {over}"
+    );
 }
 
 fn usage(error: impl std::fmt::Display) -> u8 {
@@ -230,11 +210,10 @@ fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
     })
 }
 
-/// The job store, made ready on a blocking thread once the server has answered its first
-/// request: a killed server's jobs marked interrupted, old ones pruned. A store that can't be
-/// used leaves jobs unrecorded, with one warning; calls still run.
-fn open_store(settings: StoreSettings, after_first_answer: &AfterFirstAnswer) -> PendingStore {
-    PendingStore::open(after_first_answer, move || match ready_store(&settings) {
+/// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
+/// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
+fn open_store(settings: &StoreSettings) -> Result<Store, String> {
+    match ready_store(settings) {
         Ok((store, pruned)) => {
             tracing::debug!(path = %store.path().display(), pruned, "job store ready");
             Ok(store)
@@ -243,7 +222,7 @@ fn open_store(settings: StoreSettings, after_first_answer: &AfterFirstAnswer) ->
             tracing::warn!(%error, "the job store is unusable: calls still run, but jobs are not recorded and the job tools answer with this error");
             Err(error.to_string())
         }
-    })
+    }
 }
 
 /// The store where `settings` say, with how many old jobs it pruned.

@@ -64,18 +64,10 @@ pub fn load() -> Result<Loaded, ConfigError> {
 fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
     let location = Location::find(config_flag(&argv), |name| std::env::var(name).ok());
     let file = location.read()?;
-    let (command, file_defaults, matches) = match parse_bare(&argv, file.as_ref())? {
-        Some(parsed) => parsed,
-        None => {
-            let (mut command, file_defaults) = layered(cli::command(), file.as_ref())?;
-            // Parsed in place: a clone of every argument of every subcommand costs more than
-            // parsing.
-            let matches = command
-                .try_get_matches_from_mut(argv)
-                .unwrap_or_else(|error| error.exit());
-            (command, file_defaults, matches)
-        }
-    };
+    let (mut command, file_defaults) = layered(cli::command(), file.as_ref())?;
+    let matches = command
+        .try_get_matches_from_mut(argv)
+        .unwrap_or_else(|error| error.exit());
     let cli = Cli::from_arg_matches(&matches).map_err(|e| ConfigError::Args(e.to_string()))?;
     let agents = agents::build(file.as_ref(), &crate::mcp::job_tool_names())?;
     let store = store_settings(file.as_ref());
@@ -89,21 +81,6 @@ fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
         agents,
         store,
     })
-}
-
-/// A command, its file defaults and what it parsed.
-type Parsed = (clap::Command, FileDefaults, ArgMatches);
-
-/// The bare binary, as hosts start it, parsed by the command without subcommands: a faster
-/// start. `None` for any other command line, and for one it cannot parse, so that the whole
-/// command parses it and says what is wrong as it always does.
-fn parse_bare(argv: &[OsString], file: Option<&ConfigFile>) -> Result<Option<Parsed>, FileError> {
-    if argv.len() > 1 {
-        return Ok(None);
-    }
-    let (mut command, file_defaults) = layered(cli::bare_command(), file)?;
-    let matches = command.try_get_matches_from_mut(argv).ok();
-    Ok(matches.map(|matches| (command, file_defaults, matches)))
 }
 
 /// `command` with the file's values as its arguments' defaults.
@@ -327,44 +304,6 @@ mod tests {
                 "--{id} has no config file key"
             );
         }
-    }
-
-    #[test]
-    fn the_bare_command_has_the_whole_commands_root_arguments_and_parses_a_bare_line_alike() {
-        let described = |command: &clap::Command| {
-            let mut args: Vec<String> = command
-                .get_arguments()
-                .filter(|arg| arg.get_id() != "version")
-                .map(|arg| {
-                    // All but the place in the help, which counts the subcommands' too.
-                    let id = arg.get_id();
-                    let (long, env, action) = (arg.get_long(), arg.get_env(), arg.get_action());
-                    let defaults = arg.get_default_values();
-                    let global = arg.is_global_set();
-                    format!("{id} {long:?} {env:?} {action:?} {defaults:?} {global}")
-                })
-                .collect();
-            args.sort();
-            args
-        };
-        assert_eq!(described(&cli::bare_command()), described(&cli::command()));
-        let argv = [OsString::from("cam")];
-        let (_, _, bare) = parse_bare(&argv, None)
-            .expect("no file")
-            .expect("a bare line parses");
-        let whole = cli::command().get_matches_from(argv);
-        let parsed = |matches: &ArgMatches| {
-            let cli = Cli::from_arg_matches(matches).expect("parses");
-            assert!(cli.command.is_none());
-            format!("{:?}", cli.options)
-        };
-        assert_eq!(parsed(&bare), parsed(&whole));
-        assert!(
-            parse_bare(&[OsString::from("cam"), OsString::from("serve")], None)
-                .expect("no file")
-                .is_none(),
-            "a line with arguments is the whole command's"
-        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ impl Jobs {
         &self,
         query: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
     ) -> Result<T, JobsError> {
-        let store = self.store().await?;
+        let store = self.store()?;
         tokio::task::spawn_blocking(move || query(&store))
             .await
             .map_err(|error| JobsError::Lookup(error.to_string()))?

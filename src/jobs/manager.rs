@@ -22,9 +22,7 @@ use super::changes::{ChangeFeed, JobChange};
 use super::in_place::InPlaceRuns;
 use super::job::{AskFirst, Finished, Job, JobState, StopReason};
 use super::scheduler::{Permit, Scheduler, Ticket};
-use super::store::{
-    JobId, JobStatus, NewJob, Origin, Owner, PendingStore, Recorder, Store, StoreError,
-};
+use super::store::{JobId, JobStatus, NewJob, Origin, Owner, Recorder, Store, StoreError};
 
 /// How many finished jobs stay in memory when the store is unusable, for `job_wait`.
 const FINISHED_KEPT: usize = 64;
@@ -50,8 +48,8 @@ pub enum JobsError {
 
 pub struct Jobs {
     engine: Arc<Engine>,
-    /// Opening as the server starts: whatever needs it first waits.
-    store: PendingStore,
+    /// The store, or why it is unusable (then jobs are not recorded, and runs go on).
+    store: Result<Store, String>,
     scheduler: Scheduler,
     owner: Owner,
     runs: TaskTracker,
@@ -87,7 +85,7 @@ pub struct JobOptions {
 impl Jobs {
     pub fn new(
         engine: Arc<Engine>,
-        store: PendingStore,
+        store: Result<Store, String>,
         scheduler: Scheduler,
         runs: TaskTracker,
         shutdown: CancellationToken,
@@ -115,20 +113,19 @@ impl Jobs {
         self.scheduler.max_worktrees()
     }
 
-    /// The store once it is open, or why it is unusable.
-    pub async fn store(&self) -> Result<Store, JobsError> {
-        self.store.get().await.map_err(JobsError::StoreUnusable)
+    /// The store, or why it is unusable.
+    pub fn store(&self) -> Result<Store, JobsError> {
+        self.store.clone().map_err(JobsError::StoreUnusable)
     }
 
-    /// The store once it is open, or why it is unusable, in the store's words.
-    pub(super) async fn store_or_problem(&self) -> Result<Store, String> {
-        self.store.get().await
+    /// The store, or why it is unusable, in the store's words.
+    pub(super) fn store_or_problem(&self) -> Result<&Store, &str> {
+        self.store.as_ref().map_err(String::as_str)
     }
 
     /// The recorder of job `id`'s transcript (which may not exist yet), if the store is usable.
-    pub async fn transcript(&self, id: &JobId) -> Option<Recorder> {
-        let store = self.store.get().await.ok()?;
-        Some(store.recorder(id))
+    pub fn transcript(&self, id: &JobId) -> Option<Recorder> {
+        Some(self.store.as_ref().ok()?.recorder(id))
     }
 
     /// Record a prepared run as job `id` (fresh from [`JobId::random`]) and start it (or
@@ -166,7 +163,7 @@ impl Jobs {
             .map(AgentEvent::Question)
             .collect();
         if !asked.is_empty()
-            && let Some(transcript) = self.transcript(&job.id).await
+            && let Some(transcript) = self.transcript(&job.id)
         {
             transcript.events(&asked);
         }
@@ -291,7 +288,7 @@ impl Jobs {
             Ok(in_place) => in_place,
             Err(error) => return did_not_start(job.agent, &error),
         };
-        let recorder = self.transcript(&job.id).await;
+        let recorder = self.transcript(&job.id);
         let result = self.run_observed(job, prepared, recorder.as_ref()).await;
         if let Some(recorder) = recorder {
             if let Some(line) = job.progress.line() {
@@ -368,7 +365,7 @@ impl Jobs {
         self.record(move |store| store.finish(&id, record.status, &record.outcome))
             .await;
         job.set_state(JobState::Finished(finished));
-        let recorded = self.store.get().await.is_ok();
+        let recorded = self.store.is_ok();
         self.keep_finished(&job.id, recorded);
         self.tell_waiters(job);
         // A run's burst leaves the allocator's heaps fragmented: once its job ended, what they
@@ -398,7 +395,7 @@ impl Jobs {
         &self,
         write: impl FnOnce(&Store) -> Result<(), StoreError> + Send + 'static,
     ) {
-        let Ok(store) = self.store.get().await else {
+        let Ok(store) = self.store.clone() else {
             return;
         };
         match tokio::task::spawn_blocking(move || write(&store)).await {
@@ -410,7 +407,7 @@ impl Jobs {
 
     /// Jobs of this server that a shell or another server asked to cancel.
     pub async fn poll_cancel_requests(self: Arc<Self>) {
-        let Ok(store) = self.store.get().await else {
+        let Ok(store) = self.store.clone() else {
             return;
         };
         let mut tick = tokio::time::interval(STORE_POLL);

@@ -47,8 +47,8 @@ impl Jobs {
         }
         let store = self
             .store_or_problem()
-            .await
-            .map_err(TreeRefusal::NoStore)?;
+            .map_err(|problem| TreeRefusal::NoStore(problem.to_owned()))?
+            .clone();
         let (workspace, max) = (request.workspace.clone(), self.max_worktrees());
         tokio::task::spawn_blocking(move || {
             check_workspace(&workspace, Isolation::Worktree)?;
@@ -64,11 +64,11 @@ impl Jobs {
         id: &JobId,
         prepared: &mut Prepared,
     ) -> Result<Option<InPlace>, SetupError> {
-        let worktrees = match self.store_or_problem().await {
+        let worktrees = match self.store_or_problem() {
             Ok(store) => store.worktrees_dir(),
             Err(_) if prepared.request().isolation == Isolation::None => std::env::temp_dir(),
             Err(problem) => {
-                let refusal = TreeRefusal::NoStore(problem);
+                let refusal = TreeRefusal::NoStore(problem.to_owned());
                 return Err(TreeError::Internal(refusal.to_string()).into());
             }
         };
@@ -125,7 +125,7 @@ impl Jobs {
         tree: &TreeOutcome,
         warnings: &mut Vec<String>,
     ) {
-        let (Ok(store), Some(run_tree)) = (self.store().await, tree.tree.as_ref()) else {
+        let (Ok(store), Some(run_tree)) = (self.store(), tree.tree.as_ref()) else {
             return;
         };
         let paths: BTreeSet<String> = tree.changes.files.iter().map(|f| f.path.clone()).collect();

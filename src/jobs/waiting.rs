@@ -69,7 +69,7 @@ impl Jobs {
             .query(move |store| store.park_question(&key, &text))
             .await?;
         let parked = Parked {
-            store: self.store().await?,
+            store: self.store()?,
             job: job.clone(),
             number,
         };
@@ -120,7 +120,7 @@ impl Jobs {
             answered_by: settled.answered_by(),
             why: settled.unanswered.clone(),
         };
-        if let Some(transcript) = self.transcript(&job.id).await {
+        if let Some(transcript) = self.transcript(&job.id) {
             transcript.events(&[AgentEvent::Question(question)]);
         }
         if settled.answer == PersonAnswer::Allowed {

@@ -63,7 +63,7 @@ impl Shutdown {
             Arc::new(cli_agent_engine::Engine::new(
                 cli_agent_engine::EngineConfig::default(),
             )),
-            crate::jobs::store::PendingStore::ready(Err("not needed".to_owned())),
+            Err("not needed".to_owned()),
             crate::jobs::Scheduler::new(caps),
             tokio_util::task::TaskTracker::new(),
             token.clone(),

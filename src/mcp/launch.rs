@@ -88,7 +88,7 @@ impl Launcher {
         Asking {
             client,
             how: self.beyond_bounds,
-            transcript: self.jobs.transcript(id).await,
+            transcript: self.jobs.transcript(id),
             job: Some(QuestionsJob {
                 jobs: self.jobs.clone(),
                 id: id.clone(),

@@ -291,7 +291,7 @@ async fn diff(jobs: &Jobs, id: &JobId, budget: usize) -> Result<String, Resource
     if record.tree.is_none() {
         return Err(ResourceError::NoDiff(id.clone()));
     }
-    let store = jobs.store().await?;
+    let store = jobs.store()?;
     let of = id.clone();
     let text = tokio::task::spawn_blocking(move || review::diff(&store, &of, &[]))
         .await

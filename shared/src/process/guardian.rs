@@ -9,20 +9,12 @@
 //! the marker in each environment, killed through a pidfd after it is checked again; on macOS
 //! also the descendants of the server by unique id), removes the temporary directories those
 //! runs left, and exits. On a normal exit it finds nothing and exits at once.
-//! Its stdout is /dev/null: it must never hold the MCP channel open.
-//!
-//! Its spawn waits for the exec of this binary (about 1 ms, several on a loaded machine), so a
-//! server announces it at its start ([`Guardian::start_later`]), starts it on a thread of its
-//! own once it has answered its client ([`GuardianStart::begin`]), and every run waits for it
-//! ([`Guardian::up`]) before it starts a process.
+//! Its stdout is /dev/null: it must never hold the MCP channel open. A server (or `run`)
+//! starts it before anything else, so no process of a run is ever started unguarded.
 
 use std::io::Read;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-
-use tokio::sync::watch;
 
 use crate::marker::MarkerPrefix;
 use crate::platform::{self, RunsOf, UNSURE_FOR};
@@ -34,10 +26,6 @@ pub const GUARDIAN_COMMAND: &str = "__guardian";
 const ROUND: Duration = Duration::from_millis(5);
 /// A guardian that still finds marked processes after this long (a fork bomb) gives up.
 const GIVE_UP: Duration = Duration::from_secs(10);
-
-/// Whether the guardian started in the background has finished starting (up, or failed).
-/// Process-wide, as the guardian is: it guards every run marked with this process's prefix.
-static STARTED: OnceLock<watch::Receiver<bool>> = OnceLock::new();
 
 #[derive(Debug, thiserror::Error)]
 pub enum GuardianError {
@@ -71,91 +59,6 @@ impl Guardian {
             .stdin
             .ok_or_else(|| GuardianError::Start(std::io::Error::other("stdin was not piped")))?;
         Ok(Self { _pipe: pipe })
-    }
-
-    /// The guardian of this process's runs, announced now and started on a thread of its own
-    /// by [`GuardianStart::begin`] (a server calls it once it has answered its client): runs
-    /// wait for it ([`Guardian::up`]) from now on. Call it once, before the first run.
-    pub fn start_later() -> Arc<GuardianStart> {
-        let (started, watch) = watch::channel(false);
-        if STARTED.set(watch).is_err() {
-            tracing::warn!("a second guardian was started; runs wait only for the first");
-        }
-        Arc::new(GuardianStart(Mutex::new(Starting::NotYet(started))))
-    }
-
-    fn start_or_warn() -> Option<Self> {
-        Self::start().inspect_err(|error| tracing::warn!(%error)).ok()
-    }
-
-    /// Waits until the guardian announced by [`Guardian::start_later`] is up (or could not
-    /// start); at once in a process that announced none. Call it before starting any process
-    /// of a run: one started earlier would outlive a SIGKILL of this process.
-    pub async fn up() {
-        if let Some(started) = STARTED.get() {
-            // An error means the sender is gone (its thread panicked or never ran): nothing
-            // to wait for.
-            let _ = started.clone().wait_for(|&started| started).await;
-        }
-    }
-}
-
-/// The guardian before it starts, while a thread starts it, then once it runs. Dropping it
-/// waits for a start under way to finish, then closes the guardian's pipe, as dropping the
-/// [`Guardian`] does; one never begun lets the runs that wait for it go.
-pub struct GuardianStart(Mutex<Starting>);
-
-enum Starting {
-    /// Told when the guardian is up (or could not start).
-    NotYet(watch::Sender<bool>),
-    OnThread(JoinHandle<Option<Guardian>>),
-    Done { _guardian: Option<Guardian> },
-}
-
-impl GuardianStart {
-    /// Starts the guardian on a thread of its own, the first time only; a failure is logged,
-    /// and the runs go on unguarded, as they would have.
-    pub fn begin(&self) {
-        let mut state = self.state();
-        let done = Starting::Done { _guardian: None };
-        let started = match std::mem::replace(&mut *state, done) {
-            Starting::NotYet(started) => started,
-            begun => {
-                *state = begun;
-                return;
-            }
-        };
-        let start = move || {
-            let guardian = Guardian::start_or_warn();
-            started.send_replace(true);
-            guardian
-        };
-        let thread = std::thread::Builder::new()
-            .name("guardian-start".into())
-            .spawn(start);
-        *state = match thread {
-            Ok(thread) => Starting::OnThread(thread),
-            // The closure, and with it the sender, is gone: runs do not wait.
-            Err(error) => {
-                tracing::warn!(%error, "no thread to start the guardian on: starting it here");
-                Starting::Done {
-                    _guardian: Guardian::start_or_warn(),
-                }
-            }
-        };
-    }
-
-    fn state(&self) -> MutexGuard<'_, Starting> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Drop for GuardianStart {
-    fn drop(&mut self) {
-        let done = Starting::Done { _guardian: None };
-        if let Starting::OnThread(thread) = std::mem::replace(&mut *self.state(), done) {
-            drop(thread.join());
-        }
     }
 }
 

@@ -10,7 +10,6 @@ mod id;
 mod owners;
 mod pages;
 mod parked;
-mod pending;
 mod queries;
 mod record;
 mod recorder;
@@ -33,7 +32,6 @@ use rusqlite::Connection;
 pub use dir::StoreSettings;
 pub use error::StoreError;
 pub use id::{BadJobId, JobId};
-pub use pending::PendingStore;
 pub use queries::now_ms;
 pub use record::{
     CancelRequest, JobRecord, JobStatus, ListFilter, NewJob, Origin, Owner, TextPage, TreeSummary,

@@ -32,7 +32,7 @@ pub(super) async fn apply(
     context: &JobToolContext<'_>,
 ) -> Result<CallToolResult, JobToolError> {
     let id = parse_id(&args.job_id)?;
-    let store = context.jobs.store().await?;
+    let store = context.jobs.store()?;
     let (of, check) = (id.clone(), args.check);
     let merged = blocking(move || review::apply(&store, &of, check)).await?;
     Ok(merged_result("apply", &id, &merged))

@@ -44,7 +44,7 @@ pub(super) async fn diff(
     context: &JobToolContext<'_>,
 ) -> Result<CallToolResult, JobToolError> {
     let id = parse_id(&args.job_id)?;
-    let store = context.jobs.store().await?;
+    let store = context.jobs.store()?;
     let of = id.clone();
     let text = blocking(move || review::diff(&store, &of, &args.paths)).await?;
     let limit = args.limit.unwrap_or(context.budget as u64);

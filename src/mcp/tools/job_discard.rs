@@ -22,7 +22,7 @@ pub(super) async fn discard(
     context: &JobToolContext<'_>,
 ) -> Result<CallToolResult, JobToolError> {
     let id = parse_id(&args.job_id)?;
-    let store = context.jobs.store().await?;
+    let store = context.jobs.store()?;
     let discarded = blocking(move || review::discard(&store, &id)).await?;
     let text = discarded_text(&discarded);
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);

@@ -16,7 +16,7 @@ pub(super) async fn revert(
     context: &JobToolContext<'_>,
 ) -> Result<CallToolResult, JobToolError> {
     let id = parse_id(&args.job_id)?;
-    let store = context.jobs.store().await?;
+    let store = context.jobs.store()?;
     let (of, check) = (id.clone(), args.check);
     let merged = blocking(move || review::revert(&store, &of, check)).await?;
     Ok(merged_result("revert", &id, &merged))

@@ -5,9 +5,7 @@
 //! ([`inbound`](super::inbound)); mistakes are answered by the task itself, messages go to the
 //! session through a channel, so the session's receive is cancel-safe however rmcp polls it.
 //! Every outgoing message is written whole under one lock, so answers never interleave. A
-//! request that reuses the id of one in flight is refused ([`InFlight`]). The start-up work
-//! that waits for the first answer ([`AfterFirstAnswer`]) begins once an answer is written or
-//! anything but `initialize` comes (a 2026-07-28 client sends none, and may start with a call).
+//! request that reuses the id of one in flight is refused ([`InFlight`]).
 //!
 //! rmcp ends the session when anything but a request comes before `initialize` (a stray
 //! `notifications/cancelled`, a response): [`serve`] logs it and serves the same channel
@@ -18,9 +16,7 @@ use std::io;
 use std::sync::{Arc, PoisonError};
 
 use cli_agent_engine::process::LineReader;
-use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, ErrorData, RequestId, ServerJsonRpcMessage,
-};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::service::{RunningService, ServerInitializeError, ServiceExt};
 use rmcp::transport::Transport;
 use rmcp::{RoleServer, ServerHandler};
@@ -29,7 +25,6 @@ use tokio::sync::{Mutex, mpsc};
 use tokio_util::sync::CancellationToken;
 
 use super::inbound::{Inbound, MAX_MESSAGE_BYTES, classify};
-use crate::first_answer::AfterFirstAnswer;
 
 /// Messages read ahead of the session; beyond that, stdin waits.
 const READ_AHEAD: usize = 16;
@@ -42,16 +37,13 @@ pub struct Channel {
     incoming: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
     output: Output,
     in_flight: InFlight,
-    after_first_answer: AfterFirstAnswer,
 }
 
 impl Channel {
-    /// Start reading `input`; answers and messages go to `output`, and the first answer
-    /// opens `after_first_answer`.
+    /// Start reading `input`; answers and messages go to `output`.
     pub fn new(
         input: impl AsyncRead + Send + Unpin + 'static,
         output: impl AsyncWrite + Send + Unpin + 'static,
-        after_first_answer: AfterFirstAnswer,
     ) -> Self {
         let (messages, incoming) = mpsc::channel(READ_AHEAD);
         let output = Output(Arc::new(Mutex::new(Some(Box::new(output)))));
@@ -66,17 +58,8 @@ impl Channel {
             incoming: Arc::new(Mutex::new(incoming)),
             output,
             in_flight,
-            after_first_answer,
         }
     }
-}
-
-fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
-    matches!(
-        message,
-        ClientJsonRpcMessage::Request(request)
-            if matches!(request.request, ClientRequest::InitializeRequest(_))
-    )
 }
 
 /// Serve `handler` on `channel` until the session starts, skipping what rmcp refuses before
@@ -112,29 +95,15 @@ impl Transport<RoleServer> for Channel {
             ServerJsonRpcMessage::Error(error) => error.id.as_ref(),
             _ => None,
         };
-        let answer = answered.is_some();
         if let Some(id) = answered {
             self.in_flight.release(id);
         }
         let output = self.output.clone();
-        let after_first_answer = self.after_first_answer.clone();
-        async move {
-            output.write(&item).await?;
-            if answer {
-                after_first_answer.open();
-            }
-            Ok(())
-        }
+        async move { output.write(&item).await }
     }
 
     async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
-        let message = self.incoming.lock().await.recv().await;
-        // Only `initialize` is answered before the gated work starts: a 2026-07-28 client
-        // sends none, and its first request may be a call that needs the guardian.
-        if !message.as_ref().is_some_and(is_initialize) {
-            self.after_first_answer.open();
-        }
-        message
+        self.incoming.lock().await.recv().await
     }
 
     async fn close(&mut self) -> io::Result<()> {
@@ -263,7 +232,7 @@ mod tests {
     async fn a_line_over_the_limit_is_answered_and_the_next_message_arrives() {
         let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
         let (server_out, client_out) = tokio::io::duplex(64 * 1024);
-        let mut channel = Channel::new(server_in, server_out, AfterFirstAnswer::open_now());
+        let mut channel = Channel::new(server_in, server_out);
         let writer = tokio::spawn(async move {
             let chunk = vec![b'x'; 1024 * 1024];
             for _ in 0..(MAX_MESSAGE_BYTES / chunk.len() + 2) {
@@ -295,7 +264,7 @@ mod tests {
     async fn an_id_in_flight_is_refused_free_again_once_answered_and_kept_when_cancelled() {
         let (mut client_in, server_in) = tokio::io::duplex(64 * 1024);
         let (server_out, client_out) = tokio::io::duplex(64 * 1024);
-        let mut channel = Channel::new(server_in, server_out, AfterFirstAnswer::open_now());
+        let mut channel = Channel::new(server_in, server_out);
         let mut answers = BufReader::new(client_out).lines();
         let ping = b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
         let cancel = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":7}}\n";

@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 
 use self::channel::Channel;
 use self::stdin::EofWatch;
-use crate::first_answer::AfterFirstAnswer;
 use crate::mcp::{AgentServer, EXIT_OK, EXIT_SESSION_FAILED, Lifecycle, Shutdown, ShutdownCause};
 
 #[derive(Debug, thiserror::Error)]
@@ -32,21 +31,10 @@ enum SessionError {
 }
 
 /// Serve one MCP session on stdin/stdout, then shut down; the result is the exit code.
-/// `after_first_answer` opens once the first answer is written or anything but `initialize`
-/// comes (see `channel`), or the session ended.
-pub async fn serve(
-    server: AgentServer,
-    lifecycle: Lifecycle,
-    after_first_answer: AfterFirstAnswer,
-) -> u8 {
+pub async fn serve(server: AgentServer, lifecycle: Lifecycle) -> u8 {
     let shutdown = lifecycle.shutdown.clone();
     let session = CancellationToken::new();
-    let mut serving = tokio::spawn(run_session(
-        server,
-        shutdown.clone(),
-        session.clone(),
-        after_first_answer.clone(),
-    ));
+    let mut serving = tokio::spawn(run_session(server, shutdown.clone(), session.clone()));
 
     let ended = tokio::select! {
         biased;
@@ -56,8 +44,6 @@ pub async fn serve(
             Some(ended)
         }
     };
-    // The shutdown may wait for the store, which waits for this.
-    after_first_answer.open();
     let deadline = lifecycle.deadline();
     lifecycle.stop_runs(deadline).await;
     match ended {
@@ -74,10 +60,9 @@ async fn run_session(
     server: AgentServer,
     shutdown: Shutdown,
     session: CancellationToken,
-    after_first_answer: AfterFirstAnswer,
 ) -> Result<QuitReason, SessionError> {
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let channel = Channel::new(EofWatch::new(stdin, shutdown), stdout, after_first_answer);
+    let channel = Channel::new(EofWatch::new(stdin, shutdown), stdout);
     let running = channel::serve(Arc::new(server), channel, session)
         .await
         .map_err(|error| SessionError::Start(Box::new(error)))?;
