@@ -1,24 +1,22 @@
-//! `cli-agent-mcp run`: one agent, once, headless. The answer goes to stdout, a line per
-//! meaningful event to stderr (a live status line on a terminal).
+//! `cli-agent-mcp run`: one agent, once, headless, submitted as a job as every run is
+//! ([`Jobs::submit`]). The answer goes to stdout, a line per meaningful event to stderr (a
+//! live status line on a terminal).
 
 use std::io::{IsTerminal, Read, Write};
+use std::sync::Arc;
 
-use cli_agent_engine::Isolation;
-use cli_agent_engine::git::JobKey;
 use cli_agent_engine::process::adopt_orphans;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, OutputSchema, Prepared,
-    RunRequest, Status,
+    Agent, AgentEvent, Engine, EngineConfig, Outcome, OutputSchema, RunRequest, Status,
 };
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::cli::RunArgs;
-use crate::jobs::finished_record;
-use crate::jobs::store::{
-    JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings, TreeRecord, TreeState,
-};
+use crate::jobs::store::{JobId, Origin, Store, StoreSettings};
+use crate::jobs::{Caps, EventWatch, JobOptions, Jobs, Scheduler, StopReason, Submission};
 use crate::mcp::ChangesReport;
 use crate::mcp::result::check_text;
 
@@ -55,43 +53,58 @@ async fn run_once(
     if let Err(error) = adopt_orphans() {
         tracing::warn!(%error, "cannot make this process the reaper of its runs' orphans: tool processes that escape a CLI's session may outlive it");
     }
-    let cancel = CancellationToken::new();
-    let interrupted = watch_signals(cancel.clone())
+    let jobs = jobs_of_one_run(config, store).await;
+    let interrupted = watch_signals(jobs.clone())
         .map_err(|error| format!("cannot install signal handlers: {error}"))?;
-    let engine = Engine::new(config);
-    let mut prepared = engine
-        .prepare(agent, request)
-        .map_err(|error| error.to_string())?;
-    let job = Recording::start(&prepared, store);
-    job.place(&engine, &mut prepared).await?;
-    let outcome = run_shown(&engine, agent, prepared, cancel, &job).await?;
-    job.finish(&outcome);
-    print_outcome(&outcome, args.json, job.id());
-    if let (false, Some(id)) = (args.json, job.id()) {
+    tokio::spawn(jobs.clone().poll_cancel_requests());
+    let mut status = StatusLine::new(agent);
+    let watch = move |events: &[AgentEvent]| events.iter().for_each(|event| status.show(event));
+    let submission = Submission {
+        agent,
+        run: request,
+        origin: Origin::Command,
+        options: JobOptions {
+            watch: Some(EventWatch::new(watch)),
+            ..JobOptions::default()
+        },
+    };
+    let job = jobs
+        .submit(JobId::random(), submission)
+        .await
+        .map_err(|refused| refused.to_string())?;
+    let finished = job.finished().await;
+    let recorded = jobs.store().is_ok().then_some(&job.id);
+    print_outcome(&finished.outcome, args.json, recorded);
+    if let (false, Some(id)) = (args.json, recorded) {
         eprintln!("job: {id} (cli-agent-mcp jobs show {id})");
     }
-    // The engine returns only once the whole tree is gone, so a signal exit comes last.
+    // A job ends only once its whole tree is gone, so a signal exit comes last.
     let signalled = *interrupted.borrow();
-    Ok(signalled.unwrap_or_else(|| exit_code(outcome.status)))
+    Ok(signalled.unwrap_or_else(|| exit_code(finished.outcome.status)))
 }
 
-/// The run, its events shown on the status line and recorded in the job as they come.
-async fn run_shown(
-    engine: &Engine,
-    agent: Agent,
-    prepared: Prepared,
-    cancel: CancellationToken,
-    job: &Recording,
-) -> Result<Outcome, String> {
-    let mut status = StatusLine::new(agent);
-    let result = engine
-        .run_prepared(prepared, cancel, &mut |events| {
-            events.iter().for_each(|event| status.show(event));
-            job.events(events);
-        })
-        .await;
-    status.finish();
-    result.map_err(|error| error.to_string())
+/// The jobs of `run`: one run, recorded in the job store where `settings` say (a store that
+/// can't be used leaves the run unrecorded, with one warning).
+async fn jobs_of_one_run(config: EngineConfig, settings: &StoreSettings) -> Arc<Jobs> {
+    let settings = settings.clone();
+    let store = tokio::task::spawn_blocking(move || Store::open_configured(&settings))
+        .await
+        .map_err(|error| error.to_string())
+        .and_then(|opened| opened.map_err(|error| error.to_string()))
+        .inspect_err(|error| tracing::warn!(%error, "the run is not recorded as a job"));
+    let one = Caps {
+        total: 1,
+        per_agent: Default::default(),
+        worktrees: usize::MAX,
+    };
+    let engine = Arc::new(Engine::new(config));
+    Jobs::new(
+        engine,
+        store,
+        Scheduler::new(one),
+        TaskTracker::new(),
+        CancellationToken::new(),
+    )
 }
 
 fn exit_code(status: Status) -> u8 {
@@ -147,19 +160,17 @@ fn read_schema(path: &std::path::Path) -> Result<OutputSchema, String> {
 }
 
 /// SIGINT and SIGTERM cancel the run; the exit code they ask for is kept for the end.
-fn watch_signals(
-    cancel: CancellationToken,
-) -> std::io::Result<tokio::sync::watch::Receiver<Option<u8>>> {
+fn watch_signals(jobs: Arc<Jobs>) -> std::io::Result<tokio::sync::watch::Receiver<Option<u8>>> {
     let mut sigint = signal(SignalKind::interrupt())?;
     let mut sigterm = signal(SignalKind::terminate())?;
     let (tx, rx) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
-        let code = tokio::select! {
-            _ = sigint.recv() => EXIT_SIGINT,
-            _ = sigterm.recv() => EXIT_SIGTERM,
+        let (code, by) = tokio::select! {
+            _ = sigint.recv() => (EXIT_SIGINT, "cancelled by SIGINT"),
+            _ = sigterm.recv() => (EXIT_SIGTERM, "cancelled by SIGTERM"),
         };
         tx.send_replace(Some(code));
-        cancel.cancel();
+        jobs.stop_all(StopReason::Signalled(by));
     });
     Ok(rx)
 }
@@ -203,116 +214,6 @@ fn print_outcome(outcome: &Outcome, json: bool, id: Option<&JobId>) {
     }
 }
 
-/// The run's record in the job store; without a usable store, nothing (and one warning).
-struct Recording {
-    store: Option<(Store, JobId, Recorder)>,
-}
-
-impl Recording {
-    fn start(prepared: &Prepared, settings: &StoreSettings) -> Self {
-        let request = prepared.request();
-        let id = JobId::random();
-        let new = NewJob {
-            id: &id,
-            agent: prepared.agent(),
-            origin: Origin::Command,
-            workspace: &request.workspace,
-            permission: request.permission,
-            model: request.model.as_deref(),
-            session_id: request.session_id.as_deref(),
-            prompt: &request.prompt,
-            status: JobStatus::Running,
-            allowed_past: None,
-        };
-        let opened =
-            Store::open_configured(settings).and_then(|store| store.insert(&new).map(|()| store));
-        match opened {
-            Ok(store) => {
-                let recorder = store.recorder(&id);
-                Self {
-                    store: Some((store, id, recorder)),
-                }
-            }
-            Err(error) => {
-                tracing::warn!(%error, "the run is not recorded as a job");
-                Self { store: None }
-            }
-        }
-    }
-
-    /// Places the run in its tree (see [`Engine::place`]) and records it. A run that cannot be
-    /// placed is recorded as failed, and the error says why.
-    async fn place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
-        let placed = self.try_place(engine, prepared).await;
-        if let (Err(error), Some((store, id, _))) = (&placed, &self.store) {
-            let info = ErrorInfo {
-                kind: ErrorKind::Crashed,
-                message: error.clone(),
-                hint: None,
-            };
-            let outcome = Outcome::not_run(prepared.agent().name(), Status::Failed, info);
-            if let Err(error) = store.finish(id, JobStatus::Failed, &outcome) {
-                tracing::warn!(%error, "could not record the run's end");
-            }
-        }
-        placed
-    }
-
-    async fn try_place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
-        let (id, worktrees) = match &self.store {
-            Some((store, id, _)) => (id.clone(), store.worktrees_dir()),
-            None if prepared.request().isolation == Isolation::Worktree => {
-                return Err(
-                    "isolation `worktree` needs the job store, which is unusable (see \
-                     the warning above): fix it, or run with --isolation none"
-                        .to_owned(),
-                );
-            }
-            None => (JobId::random(), std::env::temp_dir()),
-        };
-        let key = JobKey::new(id.as_str()).map_err(|error| error.to_string())?;
-        engine
-            .place(prepared, key, worktrees)
-            .await
-            .map_err(|error| error.to_string())?;
-        if let (Some((store, id, _)), Some(tree)) = (&self.store, prepared.tree()) {
-            let record = TreeRecord {
-                tree: tree.clone(),
-                after: None,
-                state: TreeState::Running,
-            };
-            if let Err(error) = store.set_tree(id, &record) {
-                tracing::warn!(%error, "could not record the run's tree");
-            }
-        }
-        Ok(())
-    }
-
-    fn id(&self) -> Option<&JobId> {
-        self.store.as_ref().map(|(_, id, _)| id)
-    }
-
-    fn events(&self, events: &[AgentEvent]) {
-        if let Some((_, _, recorder)) = &self.store {
-            recorder.events(events);
-        }
-    }
-
-    fn finish(&self, outcome: &Outcome) {
-        let Some((store, id, recorder)) = &self.store else {
-            return;
-        };
-        recorder.flush();
-        if let Err(error) = store.finish(id, JobStatus::of(outcome.status), outcome) {
-            tracing::warn!(%error, "could not record the run's end");
-        }
-        let record = outcome.tree.as_ref().and_then(finished_record);
-        if let Some(Err(error)) = record.map(|record| store.set_tree(id, &record)) {
-            tracing::warn!(%error, "could not record the run's tree");
-        }
-    }
-}
-
 /// Event lines on stderr: one per event, or one live line rewritten in place on a terminal.
 struct StatusLine {
     agent: Agent,
@@ -340,8 +241,11 @@ impl StatusLine {
             writeln!(stderr, "{}: {line}", self.agent)
         };
     }
+}
 
-    fn finish(&mut self) {
+/// The live line ends with the run, whose events it showed.
+impl Drop for StatusLine {
+    fn drop(&mut self) {
         if self.shown {
             eprintln!();
         }

@@ -138,7 +138,6 @@ async fn build(
     let server = AgentServer {
         jobs,
         catalogue,
-        shutdown: shutdown.clone(),
         heartbeat: (args.progress_heartbeat_secs > 0)
             .then(|| Duration::from_secs(args.progress_heartbeat_secs)),
         policy,

@@ -24,6 +24,8 @@ pub enum StopReason {
     Sigint,
     /// The server is going away: the job is recorded `interrupted`.
     Shutdown(&'static str),
+    /// A signal to `run`, as it describes the stop.
+    Signalled(&'static str),
 }
 
 impl StopReason {
@@ -32,14 +34,14 @@ impl StopReason {
             Self::CallCancelled => "cancelled by the client",
             Self::JobCancel => "cancelled with job_cancel",
             Self::Sigint => "cancelled by SIGINT; the server carries on",
-            Self::Shutdown(why) => why,
+            Self::Shutdown(why) | Self::Signalled(why) => why,
         }
     }
 
     /// What the caller can do about it.
     pub fn hint(self) -> Option<&'static str> {
         match self {
-            Self::CallCancelled | Self::JobCancel => None,
+            Self::CallCancelled | Self::JobCancel | Self::Signalled(_) => None,
             Self::Sigint => Some("call again to retry"),
             Self::Shutdown(_) => Some(
                 "call again once the server is back; pass the session_id, if there is one, to \

@@ -80,6 +80,25 @@ pub struct JobOptions {
     pub asked_before: Vec<PersonQuestion>,
     /// What the person must allow on the dashboard before the job may start.
     pub ask_first: Option<AskFirst>,
+    /// Shown the run's events as they come, besides the job's record of them.
+    pub watch: Option<EventWatch>,
+}
+
+/// Whoever else wants a run's events as they come (`run`'s status line).
+pub struct EventWatch(Box<Watcher>);
+
+type Watcher = dyn FnMut(&[AgentEvent]) + Send;
+
+impl EventWatch {
+    pub fn new(watch: impl FnMut(&[AgentEvent]) + Send + 'static) -> Self {
+        Self(Box::new(watch))
+    }
+}
+
+impl std::fmt::Debug for EventWatch {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("EventWatch")
+    }
 }
 
 impl Jobs {
@@ -128,9 +147,13 @@ impl Jobs {
         Some(self.store.as_ref().ok()?.recorder(id))
     }
 
-    /// Record a prepared run as job `id` (fresh from [`JobId::random`]) and start it (or
-    /// queue it) in a task of its own.
-    pub async fn start(
+    /// Whether the server is shutting down: then no new job is taken.
+    pub fn shutting_down(&self) -> bool {
+        self.shutdown.is_cancelled()
+    }
+
+    /// Record a prepared run as job `id` and start it (or queue it) in a task of its own.
+    pub(super) async fn start(
         self: &Arc<Self>,
         id: JobId,
         prepared: Prepared,
@@ -227,10 +250,14 @@ impl Jobs {
         mut options: JobOptions,
         ticket: Option<Ticket>,
     ) {
-        let ask_first = options.ask_first.take();
+        let first = First {
+            ask: options.ask_first.take(),
+            ticket,
+        };
+        let watch = options.watch.take();
         let admit_and_run = self
             .clone()
-            .admit_and_run(job.clone(), prepared, ask_first, ticket);
+            .admit_and_run(job.clone(), prepared, first, watch);
         let run = tokio::spawn(admit_and_run);
         let outcome = run.await.unwrap_or_else(|error| panicked(&job, error));
         self.finish(&job, outcome, options).await;
@@ -240,20 +267,22 @@ impl Jobs {
         self: Arc<Self>,
         job: Arc<Job>,
         prepared: Prepared,
-        ask_first: Option<AskFirst>,
-        ticket: Option<Ticket>,
+        first: First,
+        watch: Option<EventWatch>,
     ) -> Outcome {
-        if let Some(ask) = ask_first
+        if let Some(ask) = first.ask
             && let Err(never_ran) = self.ask_first(&job, ask).await
         {
             return never_ran;
         }
-        let ticket = ticket.unwrap_or_else(|| self.scheduler.enqueue(job.agent));
+        let ticket = first
+            .ticket
+            .unwrap_or_else(|| self.scheduler.enqueue(job.agent));
         let Some(permit) = self.admit(&job, ticket).await else {
             return not_run(&job);
         };
         debug_panic(&prepared.request().prompt);
-        let outcome = self.run(&job, prepared).await;
+        let outcome = self.run(&job, prepared, watch).await;
         drop(permit);
         outcome
     }
@@ -278,7 +307,7 @@ impl Jobs {
         }
     }
 
-    async fn run(&self, job: &Job, mut prepared: Prepared) -> Outcome {
+    async fn run(&self, job: &Job, mut prepared: Prepared, watch: Option<EventWatch>) -> Outcome {
         job.set_state(JobState::Running);
         job.progress.set("started".to_owned());
         let id = job.id.clone();
@@ -289,7 +318,9 @@ impl Jobs {
             Err(error) => return did_not_start(job.agent, &error),
         };
         let recorder = self.transcript(&job.id);
-        let result = self.run_observed(job, prepared, recorder.as_ref()).await;
+        let result = self
+            .run_observed(job, prepared, recorder.as_ref(), watch)
+            .await;
         if let Some(recorder) = recorder {
             if let Some(line) = job.progress.line() {
                 recorder.progress(&line);
@@ -316,11 +347,15 @@ impl Jobs {
         job: &Job,
         prepared: Prepared,
         recorder: Option<&Recorder>,
+        mut watch: Option<EventWatch>,
     ) -> Result<Outcome, SetupError> {
         let mut observe = |events: &[AgentEvent]| {
             job.progress.observe(events);
             if let Some(recorder) = recorder {
                 recorder.events(events);
+            }
+            if let Some(EventWatch(watch)) = &mut watch {
+                watch(events);
             }
         };
         let run = self
@@ -433,6 +468,13 @@ impl Jobs {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
+
+/// What comes before a job's run: a question for the person, its place in the queue (taken as
+/// the job was started, unless it asks first).
+struct First {
+    ask: Option<AskFirst>,
+    ticket: Option<Ticket>,
 }
 
 /// The outcome of a job stopped while it waited in the queue.

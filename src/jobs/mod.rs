@@ -10,12 +10,14 @@ mod progress;
 pub mod review;
 mod scheduler;
 pub mod store;
+mod submit;
 mod trees;
 mod waiting;
 
 pub use changes::JobChange;
 pub use job::{AskFirst, Finished, Job, JobState, StopReason};
-pub use manager::{JobOptions, Jobs, JobsError, STORE_POLL};
+pub use manager::{EventWatch, JobOptions, Jobs, JobsError, STORE_POLL};
 pub use progress::JobProgress;
 pub use scheduler::{Caps, Scheduler};
-pub use trees::{finished_record, tidy_worktrees};
+pub use submit::{Refused, Submission};
+pub use trees::tidy_worktrees;

@@ -170,7 +170,7 @@ pub fn tidy_worktrees(store: &Store) {
 }
 
 /// The store's record of a finished run's tree.
-pub fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
+fn finished_record(outcome: &TreeOutcome) -> Option<TreeRecord> {
     let tree = outcome.tree.clone()?;
     let state = match (tree.worktree.is_some(), outcome.kept) {
         (false, _) => TreeState::InPlace,

@@ -19,7 +19,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::CancellationToken;
 
 use super::ask::{BeyondBounds, Binding, Board, RequestStates};
-use super::calls::Shutdown;
 use super::completion;
 use super::launch::Launcher;
 use super::logging;
@@ -44,7 +43,6 @@ const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless a
 pub struct AgentServer {
     pub jobs: Arc<Jobs>,
     pub catalogue: Catalogue,
-    pub shutdown: Shutdown,
     pub heartbeat: Option<Duration>,
     /// The directories calls may use and the most they may ask for.
     pub policy: Policy,
@@ -274,7 +272,6 @@ impl AgentServer {
     pub(super) fn launcher(&self) -> Launcher {
         Launcher {
             jobs: self.jobs.clone(),
-            shutdown: self.shutdown.clone(),
             beyond_bounds: self.beyond_bounds,
             park_questions: self.park_questions,
         }

@@ -1,5 +1,5 @@
-//! Starting a call's job: its question endpoint, its preparation and its tree's check, its
-//! record and its start. A [`Launcher`] is cheap to clone, so a task that outlives the call (a
+//! Starting a call's job: its question endpoint for the CLI's permission questions, then the
+//! run submitted to the jobs ([`Jobs::submit`]). A [`Launcher`] is cheap to clone, so a task that outlives the call (a
 //! question that lapsed and is parked for the dashboard) can start the job too.
 
 use std::path::PathBuf;
@@ -8,19 +8,17 @@ use std::sync::Arc;
 use rmcp::model::CallToolResult;
 
 use super::ask::{self, BeyondBounds, Client, NoLeave};
-use super::calls::Shutdown;
 use super::delegate_questions::{Asking, Endpoint, QuestionsJob};
 use super::policy::Refusal;
 use super::result;
 use super::tools::CallRequest;
 use crate::jobs::store::{JobId, Origin};
-use crate::jobs::{AskFirst, Job, JobOptions, Jobs};
+use crate::jobs::{AskFirst, Job, JobOptions, Jobs, Submission};
 
 /// What starting a job needs of the server.
 #[derive(Clone)]
 pub struct Launcher {
     pub jobs: Arc<Jobs>,
-    pub shutdown: Shutdown,
     pub beyond_bounds: BeyondBounds,
     /// Whether a question nobody can be asked through the client waits for the person on
     /// the dashboard (`--park-questions`).
@@ -49,24 +47,21 @@ impl Launcher {
         client: Result<Client, NoLeave>,
     ) -> Result<Arc<Job>, CallToolResult> {
         let agent = call.agent;
-        if self.shutdown.is_triggered() {
-            return Err(result::shutting_down(agent));
-        }
         let id = JobId::random();
-        let asking = self.asking(&id, client, &call).await;
+        let asking = self.asking(&id, client, &call);
         let questions = Endpoint::open(agent, &call.run, asking).await;
         call.run.questions = questions.as_ref().map(Endpoint::address);
-        let prepared = self
+        let submission = Submission {
+            agent,
+            run: call.run,
+            origin,
+            options: job_options(call.save_to, &call.beyond_bounds, leave),
+        };
+        let job = self
             .jobs
-            .engine()
-            .prepare(agent, call.run)
-            .map_err(|error| result::setup_failed(agent, &error))?;
-        self.jobs
-            .check_tree(prepared.request())
+            .submit(id, submission)
             .await
-            .map_err(|refusal| result::error_result(refusal.to_string()))?;
-        let options = job_options(call.save_to, &call.beyond_bounds, leave);
-        let job = self.jobs.start(id, prepared, origin, options).await;
+            .map_err(|refused| result::refused(agent, &refused))?;
         if let Some(endpoint) = questions {
             let finished = job.clone();
             tokio::spawn(async move {
@@ -79,12 +74,7 @@ impl Launcher {
 
     /// Who answers the permission questions of job `id`'s run: the person through `client`,
     /// or the dashboard; recorded in the job's transcript.
-    async fn asking(
-        &self,
-        id: &JobId,
-        client: Result<Client, NoLeave>,
-        call: &CallRequest,
-    ) -> Asking {
+    fn asking(&self, id: &JobId, client: Result<Client, NoLeave>, call: &CallRequest) -> Asking {
         Asking {
             client,
             how: self.beyond_bounds,
@@ -116,7 +106,7 @@ fn job_options(save_to: Option<PathBuf>, beyond_bounds: &[Refusal], leave: Leave
             save_to,
             allowed_past: ask::allowed_past(beyond_bounds),
             asked_before: Vec::from_iter(ask::allowed_past_question(beyond_bounds, client)),
-            ask_first: None,
+            ..JobOptions::default()
         },
     }
 }

@@ -6,7 +6,7 @@
 
 use cli_agent_engine::outcome::CommandOutcome;
 use cli_agent_engine::redact::redact;
-use cli_agent_engine::{Agent, ErrorInfo, ErrorKind, Outcome, SetupError, Usage};
+use cli_agent_engine::{Agent, ErrorInfo, ErrorKind, Outcome, Usage};
 use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::changes::ChangesReport;
 use crate::budget::{head_and_tail, tail};
 use crate::jobs::store::{JobId, JobRecord, JobStatus, now_ms};
-use crate::jobs::{Finished, Job, JobState};
+use crate::jobs::{Finished, Job, JobState, Refused};
 
 /// How many characters of reasoning and of the stderr tail a result carries.
 const SIDE_TEXT_CHARS: usize = 2000;
@@ -368,14 +368,13 @@ fn tools_brief(outcome: &Outcome) -> ToolsBrief {
 }
 
 /// The result of a call whose run could not start.
-pub fn setup_failed(agent: Agent, error: &SetupError) -> CallToolResult {
-    error_result(format!("{agent} did not start: {error}"))
-}
-
-pub fn shutting_down(agent: Agent) -> CallToolResult {
-    error_result(format!(
-        "{agent} did not start: the server is shutting down; call again once it is back"
-    ))
+/// The result of a call whose run the jobs did not take: it did not start, or its tree was
+/// refused (which says why in its own words).
+pub fn refused(agent: Agent, refused: &Refused) -> CallToolResult {
+    match refused {
+        Refused::Tree(refusal) => error_result(refusal.to_string()),
+        other => error_result(format!("{agent} did not start: {other}")),
+    }
 }
 
 /// An error result of one text, secrets masked (an outcome's are masked by the engine).
