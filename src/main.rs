@@ -8,7 +8,6 @@
 // (the tests' figures print too).
 #![cfg_attr(not(test), deny(clippy::print_stdout))]
 
-mod bearer;
 mod budget;
 mod cli;
 mod commands;
@@ -21,6 +20,7 @@ mod mcp;
 #[cfg(test)]
 mod registry_tests;
 mod transport;
+mod web;
 
 use std::process::ExitCode;
 use std::sync::Arc;
