@@ -17,6 +17,7 @@ mod first_answer;
 mod jobs;
 mod logging;
 mod mcp;
+mod offer;
 #[cfg(test)]
 mod registry_tests;
 mod transport;

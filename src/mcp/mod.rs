@@ -42,4 +42,4 @@ pub use self::changes::ChangesReport;
 pub use self::handler::AgentServer;
 pub use self::lifecycle::{EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 pub use self::signals::{SigintMode, watch as watch_signals};
-pub use self::tools::{Catalogue, Offer, job_tool_names};
+pub use self::tools::Catalogue;
