@@ -9,6 +9,7 @@
 #![cfg_attr(not(test), deny(clippy::print_stdout))]
 
 mod budget;
+mod changes_report;
 mod cli;
 mod commands;
 mod config;

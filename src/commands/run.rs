@@ -14,12 +14,12 @@ use cli_agent_engine::{
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
+use crate::changes_report::ChangesReport;
 use crate::cli::RunArgs;
 use crate::jobs::finished_record;
 use crate::jobs::store::{
     JobId, JobStatus, NewJob, Origin, Recorder, Store, StoreSettings, TreeRecord, TreeState,
 };
-use crate::mcp::ChangesReport;
 use crate::mcp::result::check_text;
 
 /// Exit codes of `run`.
