@@ -46,6 +46,7 @@ pub struct Login {
 }
 
 impl Access {
+    /// A fresh login token, session cookie and CSRF value, and a cookie name of this dashboard.
     pub fn new() -> Result<Self, getrandom::Error> {
         Ok(Self {
             cookie_name: format!("cam_dashboard_{}", &Token::random()?.as_str()[..12]),
