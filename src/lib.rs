@@ -8,8 +8,8 @@
 // (the tests' figures print too).
 #![cfg_attr(not(test), deny(clippy::print_stdout))]
 
-mod bearer;
 mod budget;
+mod changes_report;
 mod cli;
 mod commands;
 mod config;
@@ -17,9 +17,11 @@ mod dashboard;
 mod jobs;
 mod logging;
 mod mcp;
+mod offer;
 #[cfg(test)]
 mod registry_tests;
 mod transport;
+mod web;
 
 use std::ffi::OsString;
 use std::process::ExitCode;

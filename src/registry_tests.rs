@@ -10,7 +10,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::cli;
 use crate::commands::doctor::{self, State};
-use crate::mcp::{Catalogue, Offer};
+use crate::mcp::Catalogue;
+use crate::offer::Offer;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

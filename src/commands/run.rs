@@ -14,10 +14,10 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::changes_report::ChangesReport;
 use crate::cli::RunArgs;
 use crate::jobs::store::{JobId, Origin, Store, StoreSettings};
 use crate::jobs::{Caps, EventWatch, JobOptions, Jobs, Scheduler, StopReason, Submission};
-use crate::mcp::ChangesReport;
 use crate::mcp::result::check_text;
 
 /// Exit codes of `run`.

@@ -24,9 +24,10 @@ use crate::jobs::store::{Store, StoreError, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
-    AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, Offer, RequestStates, Shutdown,
+    AgentServer, BeyondBounds, Catalogue, EXIT_USAGE, Lifecycle, RequestStates, Shutdown,
     SigintMode, watch_signals,
 };
+use crate::offer::Offer;
 use crate::transport::parent_pipe::{self, ParentPipe};
 use crate::transport::{http, stdio};
 

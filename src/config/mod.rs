@@ -23,7 +23,7 @@ use self::file::{ConfigFile, FileError, Location, STORE_VARS};
 use self::layer::{FileDefaults, Source};
 use crate::cli::{self, Cli};
 use crate::jobs::store::StoreSettings;
-use crate::mcp::Offer;
+use crate::offer::{JobTool, Offer};
 use cli_agent_engine::config::RepositoryCommands;
 
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +69,7 @@ fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
         .try_get_matches_from_mut(argv)
         .unwrap_or_else(|error| error.exit());
     let cli = Cli::from_arg_matches(&matches).map_err(|e| ConfigError::Args(e.to_string()))?;
-    let agents = agents::build(file.as_ref(), &crate::mcp::job_tool_names())?;
+    let agents = agents::build(file.as_ref(), &JobTool::ALL.map(JobTool::name))?;
     let store = store_settings(file.as_ref());
     Ok(Loaded {
         cli,

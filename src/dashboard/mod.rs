@@ -1,11 +1,11 @@
 //! The dashboard: every run and job of the store (all servers of this user share it), live in
 //! a browser page. `commands::dashboard` serves it alone, `commands::serve` beside `/mcp`; it
-//! takes plain values (a store, an address) and knows neither. Loopback only, behind a one-time token traded for a session
-//! cookie (`auth.rs`); the pages and their assets are embedded (`pages.rs`); the store is
-//! polled for what changed and pushed as server-sent events (`live/`); a job's changes are
-//! reviewed, applied, discarded or reverted from its page (`review.rs`), and a question it waits
-//! on answered there (`questions.rs`). [`router`] gives the routes;
-//! `state` what they share.
+//! takes plain values (a store, an address) and knows neither. Loopback only, behind the web
+//! front's guard and a one-time token traded for a session cookie (`auth.rs`); the pages and
+//! their assets are embedded (`pages.rs`); the store is polled for what changed and pushed as
+//! server-sent events (`live/`); a job's changes are reviewed, applied, discarded or reverted
+//! from its page (`review.rs`), and a question it waits on answered there (`questions.rs`).
+//! [`router`] gives the routes; `state` what they share.
 
 mod auth;
 mod cancel;
@@ -21,14 +21,14 @@ mod state;
 use axum::Router;
 use axum::routing::{get, post};
 
-pub use self::auth::Secret;
 pub use self::error::DashboardError;
 pub use self::state::DashboardState;
 
 /// The dashboard's routes, for `cli-agent-mcp dashboard` and for another server to merge at `/`
 /// (`Router::new().nest_service("/mcp", mcp).merge(router(state))`). They bring their own
-/// guard (Host, session cookie, CSRF): a bearer-token check in front of them would lock browsers
-/// out, since a browser cannot send one.
+/// guard (the front's Host and Origin check for the dashboard's hosts, the session cookie,
+/// CSRF): a bearer-token check in front of them would lock browsers out, since a browser cannot
+/// send one.
 pub fn router(state: DashboardState) -> Router {
     Router::new()
         .route("/", get(pages::index))
@@ -48,8 +48,9 @@ pub fn router(state: DashboardState) -> Router {
         .fallback(pages::not_found)
         .layer(axum::middleware::from_fn_with_state(
             state.access().clone(),
-            auth::guard,
+            auth::require_session,
         ))
+        .layer(state.guard().clone())
         .layer(axum::middleware::map_response(pages::secure_headers))
         .with_state(state)
 }

@@ -1,14 +1,15 @@
-//! What the dashboard's routes share: the store, where browsers reach it, their access and the
-//! shutdown that ends the live feeds.
+//! What the dashboard's routes share: the store, where browsers reach it, their access, the
+//! guard in front of them and the shutdown that ends the live feeds.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::Access;
+use super::auth::{self, Access};
 use super::error::DashboardError;
 use crate::jobs::store::{Store, StoreError};
+use crate::web::{CheckLayer, Guard};
 
 /// What the routes share. Cheap to clone.
 #[derive(Clone)]
@@ -21,6 +22,8 @@ struct Inner {
     /// Where browsers reach it.
     addr: SocketAddr,
     access: Arc<Access>,
+    /// The Host and Origin check for the hosts browsers reach it at.
+    guard: CheckLayer<Guard>,
     /// Cancelled when the server stops: ends the live feeds, which would hold it open.
     shutdown: CancellationToken,
 }
@@ -39,12 +42,13 @@ impl DashboardState {
             true => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), addr.port()),
             false => addr,
         };
-        let access = Access::new(browser_hosts(addr, names)).map_err(DashboardError::Random)?;
+        let access = Access::new().map_err(DashboardError::Random)?;
         Ok(Self {
             inner: Arc::new(Inner {
                 store,
                 addr,
                 access: Arc::new(access),
+                guard: CheckLayer::new(auth::guard(browser_hosts(addr, names))),
                 shutdown,
             }),
         })
@@ -65,6 +69,10 @@ impl DashboardState {
 
     pub(super) fn access(&self) -> &Arc<Access> {
         &self.inner.access
+    }
+
+    pub(super) fn guard(&self) -> &CheckLayer<Guard> {
+        &self.inner.guard
     }
 
     pub(super) fn shutdown(&self) -> &CancellationToken {

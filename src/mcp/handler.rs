@@ -30,8 +30,9 @@ use super::resources::{self, JobUri};
 use super::session::session_key;
 use super::subscriptions::{self, Subscriptions};
 use super::tasks;
-use super::tools::{self, Catalogue, JobTool, JobToolContext};
+use super::tools::{self, Catalogue, JobToolContext};
 use crate::jobs::{JobProgress, Jobs};
+use crate::offer::JobTool;
 
 const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
     answer. Calls are independent and may run at the same time; pass `session_id` from an \
@@ -98,7 +99,7 @@ impl ServerHandler for AgentServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = self.catalogue.tools();
-        tools.extend(JobTool::ALL.map(JobTool::tool));
+        tools.extend(JobTool::ALL.map(tools::job_tool));
         Ok(ListToolsResult {
             tools,
             ..ListToolsResult::default()

@@ -12,12 +12,13 @@
 //! call's answer, whose retry `pending` keeps the place of); `delegate_questions` forwards a
 //! delegate's own permission questions to them. `calls`, `signals` and `lifecycle` decide
 //! which runs stop, why and by when. Called by `commands::serve`, which builds the handler,
-//! and by the transports, which carry it; it calls only `jobs` and the engine below it.
+//! and by the transports, which carry it; it calls only what stands below it: `jobs`, the
+//! tools on offer (`offer`), the changes report (`changes_report`), the web front (`web`, for
+//! the question endpoint) and the engine.
 
 mod agent_call;
 mod ask;
 mod calls;
-pub mod changes;
 mod completion;
 mod delegate_questions;
 mod handler;
@@ -38,8 +39,7 @@ pub mod tools;
 
 pub use self::ask::{BeyondBounds, RequestStates};
 pub use self::calls::{Shutdown, ShutdownCause};
-pub use self::changes::ChangesReport;
 pub use self::handler::AgentServer;
 pub use self::lifecycle::{EXIT_OK, EXIT_SESSION_FAILED, EXIT_USAGE, Lifecycle};
 pub use self::signals::{SigintMode, watch as watch_signals};
-pub use self::tools::{Catalogue, Offer, job_tool_names};
+pub use self::tools::Catalogue;

@@ -11,8 +11,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::changes::ChangesReport;
 use crate::budget::{head_and_tail, tail};
+use crate::changes_report::ChangesReport;
 use crate::jobs::store::{JobId, JobRecord, JobStatus, now_ms};
 use crate::jobs::{Finished, Job, JobState, Refused};
 

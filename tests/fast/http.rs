@@ -6,6 +6,7 @@
 
 use crate::common;
 use crate::mcp;
+use crate::web;
 
 use std::time::Duration;
 
@@ -29,7 +30,7 @@ impl Http {
         Self {
             server,
             url,
-            client: reqwest::Client::new(),
+            client: web::client(),
             token: None,
         }
     }
@@ -96,31 +97,16 @@ fn http_server() -> Builder {
 /// Reads the JSON-RPC messages of an SSE response as they arrive.
 #[derive(Default)]
 struct Sse {
-    buffer: String,
+    events: web::Events,
 }
 
 impl Sse {
     /// The next message, or `None` once the stream ends.
     async fn next(&mut self, response: &mut reqwest::Response) -> Option<Value> {
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let data: String = event
-                    .lines()
-                    .filter_map(|line| line.strip_prefix("data:"))
-                    .map(str::trim_start)
-                    .collect();
-                if !data.is_empty() {
-                    return Some(serde_json::from_str(&data).expect("JSON in an SSE event"));
-                }
-                continue;
-            }
-            let chunk = tokio::time::timeout(mcp::DEADLINE, response.chunk())
-                .await
-                .expect("the stream stalled")
-                .expect("read the stream")?;
-            self.buffer.push_str(&String::from_utf8_lossy(&chunk));
-        }
+        let event = tokio::time::timeout(mcp::DEADLINE, self.events.next(response))
+            .await
+            .expect("the stream stalled")?;
+        Some(serde_json::from_str(&event.data).expect("JSON in an SSE event"))
     }
 
     /// Every message until the response to `id`, which is last.
@@ -515,10 +501,7 @@ async fn the_dashboard_at_the_root_logs_in_with_its_printed_url_not_the_bearer_t
     })
     .await;
     let root = login.split_once("/?").expect("a login URL").0.to_owned() + "/";
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
+    let client = web::client();
 
     let bearer_only = client.get(&root).bearer_auth("right-token").send().await;
     assert_eq!(

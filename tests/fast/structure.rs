@@ -1,11 +1,14 @@
 //! The layout's promises, checked on every run: no import circle between the modules of
-//! either crate (`scripts/import-cycles`), no function of either crate over 50 lines
-//! (`scripts/long-functions`), no OS's own calls outside its platform module
+//! either crate (`scripts/import-cycles`), no arrow back up from `mcp`, `config` and the `jobs`
+//! command to what stands above them (read from the sources), no function of either crate
+//! over 50 lines (`scripts/long-functions`), no OS's own calls outside its platform module
 //! (`scripts/os-calls`), and no relative link of the markdown to a missing page or heading
 //! (`scripts/doc-links`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+use regex::Regex;
 
 /// `script` of the repository run with python3 from its root, with `args`.
 fn run_script(script: &str, args: &[&Path]) -> Output {
@@ -38,6 +41,69 @@ fn script_passes(script: &str) {
 #[test]
 fn the_modules_of_both_crates_import_each_other_in_one_direction() {
     script_passes("scripts/import-cycles");
+}
+
+/// The Rust files at `path`: the file itself, or every one below the directory.
+fn rust_files(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_owned()];
+    }
+    let entries = std::fs::read_dir(path).expect("read a source directory");
+    let paths = entries.map(|entry| entry.expect("a directory entry").path());
+    let rust = |path: &PathBuf| path.is_dir() || path.extension().is_some_and(|ext| ext == "rs");
+    paths
+        .filter(rust)
+        .flat_map(|path| rust_files(&path))
+        .collect()
+}
+
+/// The places at `path` (of the app crate) whose code names `crate::<module>`, directly or in
+/// a `use crate::{…}` group, as `file:line: code`; comments are left out.
+fn imports_of(path: &str, module: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let named = Regex::new(&format!(r"crate::(?:\{{[^;]*?\b)?{module}\b")).expect("a regex");
+    let mut found = Vec::new();
+    for file in rust_files(&root.join(path)) {
+        let text = std::fs::read_to_string(&file).expect("read a source file");
+        let code: Vec<&str> = text
+            .lines()
+            .map(|line| line.split("//").next().unwrap_or_default())
+            .collect();
+        let code = code.join("\n");
+        let shown = file.strip_prefix(root).unwrap_or(&file).display();
+        for hit in named.find_iter(&code) {
+            let line = code[..hit.start()].lines().count().max(1);
+            found.push(format!("{shown}:{line}: {}", hit.as_str()));
+        }
+    }
+    found
+}
+
+/// The arrows the web front and the moves below took away stay away: `mcp` reaches nothing of
+/// the dashboard (a run's question endpoint takes its token from `web`), `config` nothing of
+/// `mcp` (the tools on offer are `offer`'s), nor does the `jobs` command (the changes report is
+/// `changes_report`'s). The reader is not blind: it sees `serve` compose `mcp` and the dashboard.
+#[test]
+fn mcp_config_and_the_jobs_command_import_nothing_above_them() {
+    for (dir, above) in [
+        ("src/mcp", "dashboard"),
+        ("src/config", "mcp"),
+        ("src/commands/jobs", "mcp"),
+    ] {
+        let found = imports_of(dir, above);
+        assert!(
+            found.is_empty(),
+            "{dir} imports crate::{above}:\n{}",
+            found.join("\n")
+        );
+    }
+    for composed in ["mcp", "dashboard"] {
+        let found = imports_of("src/commands/serve.rs", composed);
+        assert!(
+            !found.is_empty(),
+            "serve's import of crate::{composed} went unseen"
+        );
+    }
 }
 
 #[test]

@@ -1,22 +1,35 @@
-//! The dashboard for tests: `cli-agent-mcp dashboard` on a job store in a temp dir, and a
-//! small HTTP/1.0 client over a socket (HTTP/1.0: the body ends where the connection does,
-//! no chunks to undo), so a test sets every header itself, Host included. Server-sent events
-//! are read as they arrive, each wait with a generous deadline. Also: an MCP server on the
-//! same store, and background jobs started through it.
+//! The dashboard for tests: `cli-agent-mcp dashboard` on a job store in a temp dir, and
+//! requests to it with reqwest ([`client`]: no redirect followed, no proxy), each test setting
+//! the headers itself, Host included. Server-sent events are read as they arrive ([`sse`]), each
+//! wait with a generous deadline. Also: an MCP server on the same store, and background jobs
+//! started through it.
 #![allow(dead_code)]
 
 pub mod browser;
+pub mod sse;
 
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
+use reqwest::Method;
+use reqwest::header::{HOST, HeaderMap};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
+pub use self::sse::Events;
 use crate::mcp::{Server, is_error};
+
+/// The tests' HTTP client: it shows a redirect rather than following it, and goes to
+/// 127.0.0.1 directly whatever proxy the environment names.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .no_proxy()
+        .build()
+        .expect("an HTTP client")
+}
 
 /// A server keeping its jobs in `state`, initialized.
 pub async fn server_on(state: &Path) -> Server {
@@ -55,6 +68,7 @@ pub struct Dashboard {
     pub host: String,
     /// The printed one-time token.
     pub token: String,
+    client: reqwest::Client,
 }
 
 impl Dashboard {
@@ -85,6 +99,7 @@ impl Dashboard {
             host: host.to_owned(),
             token: token.to_owned(),
             child,
+            client: client(),
         }
     }
 
@@ -131,55 +146,44 @@ impl Dashboard {
     }
 
     pub async fn send(&self, request: &Request) -> Response {
-        let mut stream = self.open(request).await;
-        let mut raw = Vec::new();
-        tokio::time::timeout(DEADLINE, stream.read_to_end(&mut raw))
+        let answered = async {
+            let response = self
+                .request(request)
+                .send()
+                .await
+                .expect("send the request");
+            Response::read(response).await
+        };
+        tokio::time::timeout(DEADLINE, answered)
             .await
             .expect("the dashboard did not answer in time")
-            .expect("read the response");
-        Response::parse(&String::from_utf8_lossy(&raw))
     }
 
     /// Opens an SSE feed; panics unless it answers 200.
     pub async fn feed(&self, request: &Request) -> Feed {
-        let mut reader = BufReader::new(self.open(request).await);
-        let mut head = String::new();
-        loop {
-            let mut line = String::new();
-            let read = tokio::time::timeout(DEADLINE, reader.read_line(&mut line))
-                .await
-                .expect("no feed headers in time")
-                .expect("read the feed");
-            if read == 0 || line == "\r\n" {
-                break;
-            }
-            head.push_str(&line);
-        }
-        assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+        let response = tokio::time::timeout(DEADLINE, self.request(request).send())
+            .await
+            .expect("no feed headers in time")
+            .expect("open the feed");
+        assert_eq!(response.status(), 200, "{response:?}");
         Feed {
-            reader,
+            response,
+            events: Events::default(),
             messages: Vec::new(),
         }
     }
 
-    async fn open(&self, request: &Request) -> TcpStream {
-        let mut stream = TcpStream::connect(&self.host)
-            .await
-            .expect("connect to the dashboard");
-        let host = request.host.as_deref().unwrap_or(&self.host);
-        let mut text = format!(
-            "{} {} HTTP/1.0\r\nHost: {host}\r\n",
-            request.method, request.path
-        );
-        for (name, value) in &request.headers {
-            text.push_str(&format!("{name}: {value}\r\n"));
+    /// `request` to the dashboard, with its Host unless it sets another.
+    fn request(&self, request: &Request) -> reqwest::RequestBuilder {
+        let url = format!("http://{}{}", self.host, request.path);
+        let mut builder = self.client.request(request.method.clone(), url);
+        if let Some(host) = &request.host {
+            builder = builder.header(HOST, host);
         }
-        text.push_str("Content-Length: 0\r\n\r\n");
-        stream
-            .write_all(text.as_bytes())
-            .await
-            .expect("send the request");
-        stream
+        for (name, value) in &request.headers {
+            builder = builder.header(name, value);
+        }
+        builder
     }
 
     pub fn signal(&self, signal: nix::sys::signal::Signal) {
@@ -198,7 +202,7 @@ impl Dashboard {
 /// A request: the Host is the dashboard's unless set.
 #[derive(Clone, Debug)]
 pub struct Request {
-    method: &'static str,
+    method: Method,
     path: String,
     host: Option<String>,
     headers: Vec<(String, String)>,
@@ -207,7 +211,7 @@ pub struct Request {
 impl Request {
     pub fn get(path: &str) -> Self {
         Self {
-            method: "GET",
+            method: Method::GET,
             path: path.to_owned(),
             host: None,
             headers: Vec::new(),
@@ -216,7 +220,7 @@ impl Request {
 
     pub fn post(path: &str) -> Self {
         Self {
-            method: "POST",
+            method: Method::POST,
             ..Self::get(path)
         }
     }
@@ -239,35 +243,24 @@ impl Request {
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
-    headers: Vec<(String, String)>,
+    headers: HeaderMap,
     pub body: String,
 }
 
 impl Response {
-    fn parse(raw: &str) -> Self {
-        let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((raw, ""));
-        let mut lines = head.lines();
-        let status = lines
-            .next()
-            .and_then(|line| line.split_whitespace().nth(1))
-            .and_then(|code| code.parse().ok())
-            .unwrap_or_else(|| panic!("no status line in {raw:?}"));
-        let headers = lines
-            .filter_map(|line| line.split_once(':'))
-            .map(|(name, value)| (name.to_ascii_lowercase(), value.trim().to_owned()))
-            .collect();
+    async fn read(response: reqwest::Response) -> Self {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().await.expect("read the response");
         Self {
             status,
             headers,
-            body: body.to_owned(),
+            body,
         }
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(found, _)| found == name)
-            .map(|(_, value)| value.as_str())
+        self.headers.get(name)?.to_str().ok()
     }
 
     pub fn json(&self) -> Value {
@@ -277,7 +270,8 @@ impl Response {
 
 /// An open SSE feed and the messages read so far: (event name, data as JSON).
 pub struct Feed {
-    reader: BufReader<TcpStream>,
+    response: reqwest::Response,
+    events: Events,
     pub messages: Vec<(String, Value)>,
 }
 
@@ -306,36 +300,15 @@ impl Feed {
         }
     }
 
-    /// Reads one message (skipping keep-alive comments); false at the end of the feed.
+    /// Reads one message; false at the end of the feed.
     async fn read_message(&mut self) -> bool {
-        let (mut name, mut data) = (String::from("message"), String::new());
-        loop {
-            let mut line = String::new();
-            if self
-                .reader
-                .read_line(&mut line)
-                .await
-                .expect("read the feed")
-                == 0
-            {
-                return false;
-            }
-            let line = line.trim_end_matches(['\r', '\n']);
-            if line.is_empty() {
-                if !data.is_empty() {
-                    let data = serde_json::from_str(&data)
-                        .unwrap_or_else(|error| panic!("{error}: {data}"));
-                    self.messages.push((name, data));
-                    return true;
-                }
-                continue;
-            }
-            if let Some(value) = line.strip_prefix("event:") {
-                name = value.trim().to_owned();
-            } else if let Some(value) = line.strip_prefix("data:") {
-                data.push_str(value.trim_start());
-            }
-        }
+        let Some(event) = self.events.next(&mut self.response).await else {
+            return false;
+        };
+        let data = serde_json::from_str(&event.data)
+            .unwrap_or_else(|error| panic!("{error}: {}", event.data));
+        self.messages.push((event.name, data));
+        true
     }
 }
 

@@ -6,9 +6,9 @@ use std::io::Write;
 use cli_agent_engine::git::Merged;
 
 use super::{CommandError, print_json};
+use crate::changes_report::{discarded_text, merged_json, merged_text};
 use crate::jobs::review;
 use crate::jobs::store::{JobId, Store};
-use crate::mcp::changes::{discarded_text, merged_json, merged_text};
 
 pub(super) fn diff(
     store: &Store,

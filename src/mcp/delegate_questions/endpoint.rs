@@ -1,24 +1,23 @@
-//! The per-run listener: opened before the run starts, closed when it ends (or dropped).
+//! The per-run listener: opened before the run starts, closed when it ends (or dropped). Built
+//! on the web front: rmcp's Streamable HTTP service behind the run's random bearer token and the
+//! Host/Origin guard (loopback only).
 
-use std::sync::Arc;
+use std::net::SocketAddr;
 
 use axum::Router;
-use axum::extract::{Request, State};
-use axum::http::{StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::StatusCode;
 use cli_agent_engine::{Agent, QuestionEndpoint, RunRequest};
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::approve::{APPROVE, Approver, Asking};
-use crate::bearer::Token;
-use crate::dashboard::Secret;
+use crate::web::{
+    Allowed, Bearer, BearerWording, CheckLayer, Guard, MCP_PATH, Refused, Token, mcp_router,
+};
 
-/// Where the endpoint serves MCP.
-const MCP_PATH: &str = "/mcp";
+/// What a request without the run's token is told.
+const NOT_YOURS: &str = "unauthorized: this endpoint serves one run's CLI";
 
 /// A run's question endpoint, listening until [`Endpoint::close`] or drop.
 pub struct Endpoint {
@@ -47,31 +46,21 @@ impl Endpoint {
     }
 
     async fn listen(approver: Approver) -> std::io::Result<Self> {
-        let secret = Secret::random().map_err(std::io::Error::other)?;
+        let token = Token::random().map_err(std::io::Error::other)?;
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let url = format!("http://{}{MCP_PATH}", listener.local_addr()?);
+        let bound = listener.local_addr()?;
+        let address = QuestionEndpoint {
+            url: format!("http://{bound}{MCP_PATH}"),
+            token: token.as_str().to_owned(),
+            tool: APPROVE.to_owned(),
+        };
         let sessions = CancellationToken::new();
-        let config =
-            StreamableHttpServerConfig::default().with_cancellation_token(sessions.clone());
-        let service = StreamableHttpService::new(
-            move || Ok(approver.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let token = Arc::new(Token::new(secret.as_str()));
-        let app = Router::new()
-            .nest_service(MCP_PATH, service)
-            .layer(axum::middleware::from_fn_with_state(token, require));
+        let app = router(approver, token, bound, sessions.clone());
         let server = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
                 tracing::warn!("the permission-question endpoint failed: {error}");
             }
         });
-        let address = QuestionEndpoint {
-            url,
-            token: secret.as_str().to_owned(),
-            tool: APPROVE.to_owned(),
-        };
         Ok(Self {
             address,
             sessions,
@@ -99,16 +88,35 @@ impl Drop for Endpoint {
     }
 }
 
-/// Only the run's CLI, which holds the token, gets past this.
-async fn require(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
-    if token.accepts(request.headers().get(header::AUTHORIZATION)) {
-        return next.run(request).await;
-    }
-    (
-        StatusCode::UNAUTHORIZED,
-        "unauthorized: this endpoint serves one run's CLI",
-    )
-        .into_response()
+/// The approver at `/mcp`, for the run's CLI only: it holds the token, and it reaches the
+/// endpoint at 127.0.0.1.
+fn router(
+    approver: Approver,
+    token: Token,
+    bound: SocketAddr,
+    sessions: CancellationToken,
+) -> Router {
+    let allowed = Allowed::serving(bound, &[]);
+    let wording = BearerWording {
+        missing: NOT_YOURS,
+        wrong: NOT_YOURS,
+    };
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(sessions);
+    mcp_router(approver, config)
+        .layer(CheckLayer::new(Bearer::new(token, wording)))
+        .layer(CheckLayer::new(Guard::new(
+            allowed,
+            |refused| match refused {
+                Refused::NoHost => (
+                    StatusCode::BAD_REQUEST,
+                    "bad request: no Host header".into(),
+                ),
+                Refused::Host(_) | Refused::Origin(_) => (
+                    StatusCode::FORBIDDEN,
+                    "forbidden: this endpoint serves one run's CLI, on 127.0.0.1".into(),
+                ),
+            },
+        )))
 }
 
 #[cfg(test)]
@@ -116,7 +124,6 @@ mod tests {
     use std::time::Duration;
 
     use cli_agent_engine::clis;
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpStream;
 
     use super::*;
@@ -126,26 +133,32 @@ mod tests {
         Asking::nobody(how, None)
     }
 
-    /// The response to a POST of `body` to `url`, with `token` as its bearer and `headers`.
-    async fn post(url: &str, token: Option<&str>, headers: &str, body: &str) -> String {
-        let authority = url.trim_start_matches("http://").trim_end_matches(MCP_PATH);
-        let mut stream = TcpStream::connect(authority).await.expect("connect");
-        let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
-        let request = format!(
-            "POST {MCP_PATH} HTTP/1.1\r\nHost: {authority}\r\n{auth}{headers}Content-Type: application/json\r\n\
-             Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        stream.write_all(request.as_bytes()).await.expect("send");
-        let mut response = Vec::new();
-        let _ = stream.read_to_end(&mut response).await;
-        String::from_utf8_lossy(&response).into_owned()
+    /// The response to a POST of `body` to `url`, with `token` as its bearer and `headers`:
+    /// its status line, then its body.
+    async fn post(url: &str, token: Option<&str>, headers: &[(&str, &str)], body: &str) -> String {
+        let mut request = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .expect("a client")
+            .post(url)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .body(body.to_owned());
+        if let Some(token) = token {
+            request = request.bearer_auth(token);
+        }
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("send");
+        let status = response.status();
+        format!("{status}\n{}", response.text().await.unwrap_or_default())
     }
 
     /// The status line of a bare `ping` POST to `url`, with `token` as its bearer.
     async fn status(url: &str, token: Option<&str>) -> String {
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-        let response = post(url, token, "", body).await;
+        let response = post(url, token, &[], body).await;
         response.lines().next().unwrap_or_default().to_owned()
     }
 
@@ -188,14 +201,17 @@ mod tests {
     async fn the_endpoint_lists_its_tool_and_answers_other_lists_method_not_found() {
         let endpoint = claudes_endpoint().await;
         let address = endpoint.address();
-        let request = |method: &str| {
+        fn request(method: &str) -> (String, [(&str, &str); 2]) {
             let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{"_meta":{meta}}}}}"#
             );
-            let headers = format!("MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n");
+            let headers = [
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", method),
+            ];
             (body, headers)
-        };
+        }
         let (body, headers) = request("tools/list");
         let tools = post(&address.url, Some(&address.token), &headers, &body).await;
         assert!(tools.contains(r#""name":"approve""#), "{tools}");

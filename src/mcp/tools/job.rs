@@ -1,6 +1,7 @@
-//! The job tools: which they are, their descriptions and schemas, and the dispatch to one
-//! file per tool (what they share is in [`super::job_context`]). They work on this server's jobs from memory and on every
-//! other job (another server's, a finished one) from the store.
+//! The job tools as MCP tools (which they are is [`crate::offer::JobTool`]): their
+//! descriptions and schemas, and the dispatch to one file per tool (what they share is in
+//! [`super::job_context`]). They work on this server's jobs from memory and on every other job
+//! (another server's, a finished one) from the store.
 
 use std::sync::Arc;
 
@@ -15,87 +16,48 @@ use super::{
     job_revert, job_wait,
 };
 use crate::mcp::result::error_result;
+use crate::offer::JobTool;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum JobTool {
-    Wait,
-    Result,
-    Cancel,
-    List,
-    Diff,
-    Apply,
-    Discard,
-    Revert,
-}
-
-impl JobTool {
-    pub const ALL: [JobTool; 8] = [
-        Self::Wait,
-        Self::Result,
-        Self::Cancel,
-        Self::List,
-        Self::Diff,
-        Self::Apply,
-        Self::Discard,
-        Self::Revert,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Wait => "job_wait",
-            Self::Result => "job_result",
-            Self::Cancel => "job_cancel",
-            Self::List => "job_list",
-            Self::Diff => "job_diff",
-            Self::Apply => "job_apply",
-            Self::Discard => "job_discard",
-            Self::Revert => "job_revert",
-        }
-    }
-
-    pub fn named(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|tool| tool.name() == name)
-    }
-
-    pub fn tool(self) -> Tool {
-        let (description, schema, read_only) = match self {
-            Self::Wait => (job_wait::DESCRIPTION, schema::<job_wait::WaitArgs>(), true),
-            Self::Result => (
-                job_result::DESCRIPTION,
-                schema::<job_result::ResultArgs>(),
-                true,
-            ),
-            Self::Cancel => (
-                job_cancel::DESCRIPTION,
-                schema::<job_cancel::CancelArgs>(),
-                false,
-            ),
-            Self::List => (job_list::DESCRIPTION, schema::<job_list::ListArgs>(), true),
-            Self::Diff => (job_diff::DESCRIPTION, schema::<job_diff::DiffArgs>(), true),
-            Self::Apply => (
-                job_apply::DESCRIPTION,
-                schema::<job_apply::MergeArgs>(),
-                false,
-            ),
-            Self::Discard => (
-                job_discard::DESCRIPTION,
-                schema::<job_discard::DiscardArgs>(),
-                false,
-            ),
-            Self::Revert => (
-                job_revert::DESCRIPTION,
-                schema::<job_apply::MergeArgs>(),
-                false,
-            ),
-        };
-        let mut tool = Tool::new(self.name(), description, schema);
-        tool.annotations = Some(
-            ToolAnnotations::new()
-                .read_only(read_only)
-                .open_world(false),
-        );
-        tool
-    }
+/// The MCP tool of a job tool: its description, its arguments' schema and whether it only
+/// reads.
+pub fn tool(job: JobTool) -> Tool {
+    let (description, schema, read_only) = match job {
+        JobTool::Wait => (job_wait::DESCRIPTION, schema::<job_wait::WaitArgs>(), true),
+        JobTool::Result => (
+            job_result::DESCRIPTION,
+            schema::<job_result::ResultArgs>(),
+            true,
+        ),
+        JobTool::Cancel => (
+            job_cancel::DESCRIPTION,
+            schema::<job_cancel::CancelArgs>(),
+            false,
+        ),
+        JobTool::List => (job_list::DESCRIPTION, schema::<job_list::ListArgs>(), true),
+        JobTool::Diff => (job_diff::DESCRIPTION, schema::<job_diff::DiffArgs>(), true),
+        JobTool::Apply => (
+            job_apply::DESCRIPTION,
+            schema::<job_apply::MergeArgs>(),
+            false,
+        ),
+        JobTool::Discard => (
+            job_discard::DESCRIPTION,
+            schema::<job_discard::DiscardArgs>(),
+            false,
+        ),
+        JobTool::Revert => (
+            job_revert::DESCRIPTION,
+            schema::<job_apply::MergeArgs>(),
+            false,
+        ),
+    };
+    let mut tool = Tool::new(job.name(), description, schema);
+    tool.annotations = Some(
+        ToolAnnotations::new()
+            .read_only(read_only)
+            .open_world(false),
+    );
+    tool
 }
 
 fn schema<T: JsonSchema + 'static>() -> Arc<JsonObject> {

@@ -6,9 +6,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
+use crate::changes_report::{merged_json, merged_text};
 use crate::jobs::review;
 use crate::jobs::store::JobId;
-use crate::mcp::changes::{merged_json, merged_text};
 
 pub(super) const DESCRIPTION: &str = "Bring the changes of a job isolated in a worktree into \
     its workspace, as uncommitted changes, by a three-way merge against the state the job \

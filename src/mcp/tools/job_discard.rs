@@ -5,8 +5,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
+use crate::changes_report::discarded_text;
 use crate::jobs::review;
-use crate::mcp::changes::discarded_text;
 
 pub(super) const DESCRIPTION: &str = "Drop the work of a job isolated in a worktree: removes \
     its worktree and its branch. Its diff stays readable (job_diff) until the job is pruned.";

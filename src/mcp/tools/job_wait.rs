@@ -10,9 +10,9 @@ use serde::Deserialize;
 use tokio::time::Instant;
 
 use super::job_context::{JobToolContext, JobToolError, parse_id};
+use crate::changes_report::overlaps;
 use crate::jobs::store::{JobId, JobRecord};
 use crate::jobs::{Finished, Job, JobState, Jobs};
-use crate::mcp::changes::overlaps;
 use crate::mcp::result::{JobReport, error_result};
 
 /// How long `job_wait` waits unless told otherwise: under the 60 s the hosts allow a call.

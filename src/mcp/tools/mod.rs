@@ -27,9 +27,10 @@ use serde_json::Value;
 pub use self::agent::ToolArgs;
 use self::agent::tools;
 pub use self::agent::{CallRequest, call_request, call_request_to_ask};
-pub use self::job::{JobTool, call as call_job_tool};
+pub use self::job::{call as call_job_tool, tool as job_tool};
 pub use self::job_context::JobToolContext;
 pub use self::job_wait::waited_jobs;
+use crate::offer::Offer;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogueError {
@@ -42,26 +43,6 @@ pub enum CatalogueError {
         setting: &'static str,
         error: cli_agent_engine::agent::UnknownAgent,
     },
-}
-
-/// An agent the server may offer as a tool, with what its configuration adds.
-#[derive(Clone, Debug)]
-pub struct Offer {
-    pub agent: Agent,
-    /// Shown first in its tool's description.
-    pub note: Option<String>,
-    /// Its cap on runs at once (`CAM_<AGENT>_MAX_RUNS` overrides it).
-    pub max_runs: Option<usize>,
-}
-
-impl From<Agent> for Offer {
-    fn from(agent: Agent) -> Self {
-        Self {
-            agent,
-            note: None,
-            max_runs: None,
-        }
-    }
 }
 
 /// The tools this server offers, in a fixed order.
@@ -129,11 +110,6 @@ impl Catalogue {
     pub fn agent_names(&self) -> impl Iterator<Item = &str> {
         self.offers.iter().map(|offer| offer.agent.name())
     }
-}
-
-/// The names of the job tools, which no agent may take.
-pub fn job_tool_names() -> Vec<&'static str> {
-    JobTool::ALL.map(|tool| tool.name()).to_vec()
 }
 
 /// The `inputSchema` of a tool whose arguments are `T`, in formats clients accept.

@@ -1,4 +1,4 @@
-//! How every layer in front of `/mcp` refuses a request, in one shape.
+//! How every check of the front refuses a request, in one shape.
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

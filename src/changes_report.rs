@@ -1,5 +1,7 @@
 //! A run's changes as results report them: the totals and the first files, and for a worktree
-//! kept for review, where it is and the calls that review, apply or discard it.
+//! kept for review, where it is and the calls that review, apply or discard it; what an apply,
+//! a revert or a discard did, in words and as JSON. Below the two that report them: the MCP
+//! tools' results (`mcp`) and the `jobs` command (`commands::jobs`).
 
 use std::path::PathBuf;
 
