@@ -123,7 +123,7 @@ impl Jobs {
         })
     }
 
-    pub fn engine(&self) -> &Engine {
+    pub(super) fn engine(&self) -> &Engine {
         &self.engine
     }
 

@@ -106,6 +106,66 @@ fn mcp_config_and_the_jobs_command_import_nothing_above_them() {
     }
 }
 
+/// The places under `path` (of the app crate) whose code matches `pattern`, as `file:line:
+/// code`; comments are left out.
+fn code_matching(path: &str, pattern: &Regex) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for file in rust_files(&root.join(path)) {
+        let text = std::fs::read_to_string(&file).expect("read a source file");
+        let shown = file
+            .strip_prefix(root)
+            .unwrap_or(&file)
+            .display()
+            .to_string();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if pattern.is_match(code) {
+                found.push(format!("{shown}:{}: {}", number + 1, code.trim()));
+            }
+        }
+    }
+    found
+}
+
+/// One road for a run: the engine's steps of a run (prepare, place, run) are called by the
+/// jobs alone, so every door (an MCP call, `run`) goes through `Jobs::submit`. The reader is
+/// not blind: it sees the jobs call them.
+#[test]
+fn only_the_jobs_run_a_run() {
+    let steps =
+        Regex::new(r"\.(prepare|place|run_prepared)\s*\(\s*(agent|prepared|&mut)|\bEngine::run\b")
+            .expect("a regex");
+    let outside: Vec<String> = ["src/commands", "src/mcp", "src/transport", "src/dashboard"]
+        .iter()
+        .flat_map(|dir| code_matching(dir, &steps))
+        .chain(code_matching("src/lib.rs", &steps))
+        .collect();
+    assert!(
+        outside.is_empty(),
+        "a run goes around the jobs:\n{}",
+        outside.join("\n")
+    );
+    assert!(
+        code_matching("src/jobs", &steps).len() >= 3,
+        "the jobs' own calls of the engine went unseen"
+    );
+}
+
+/// The binary is thin: the command line, the guardian, the runtime and the library's run.
+#[test]
+fn the_binary_is_a_thin_main_over_the_library() {
+    let main = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs");
+    let lines = std::fs::read_to_string(main)
+        .expect("src/main.rs")
+        .lines()
+        .count();
+    assert!(
+        lines <= 60,
+        "src/main.rs has {lines} lines: keep it under 60, the rest in the library"
+    );
+}
+
 #[test]
 fn the_functions_of_both_crates_are_at_most_50_lines() {
     script_passes("scripts/long-functions");
