@@ -72,6 +72,8 @@
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
 //! cores. No harness, only `std::time::Instant`; a few minutes on two cores. Under
 //! `cargo test --all-targets` (no `--bench` argument) it runs a few of each, as a smoke test.
+// A test's or a bench's unwrap is a failure with its place (see clippy.toml).
+#![allow(clippy::unwrap_used)]
 
 #[path = "../tests/common/mod.rs"]
 mod common;

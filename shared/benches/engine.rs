@@ -32,6 +32,8 @@
 //! (parse, spawn, exit, long, sandbox).
 //!
 //! It takes about half a minute on two cores; no harness, only `std::time::Instant`.
+// A test's or a bench's unwrap is a failure with its place (see clippy.toml).
+#![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::hint::black_box;

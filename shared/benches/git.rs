@@ -17,6 +17,8 @@
 //!
 //! It never reads the real home's git config; the repository lives in a temporary directory
 //! and is removed at the end.
+// A test's or a bench's unwrap is a failure with its place (see clippy.toml).
+#![allow(clippy::unwrap_used)]
 
 #[path = "../../benches/support/synthetic_repo.rs"]
 mod synthetic_repo;

@@ -1,6 +1,8 @@
 //! What ships: the npm and PyPI packages scripts/package builds, installed and used without
 //! Rust, and the GitHub workflows, linted (scripts/install-workflow-lint.sh):
 //! `cargo test --test packaging`, or `scripts/test packaging`.
+// A test's or a bench's unwrap is a failure with its place (see clippy.toml).
+#![allow(clippy::unwrap_used)]
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -422,7 +422,7 @@ fn the_linux_binary_needs_glibc_2_17_at_most_and_both_registries_ship_the_same_b
         "the binary: {} KiB, stripped, the same in npm and PyPI",
         bytes.len() / 1024
     );
-    let Some((major, minor, patch)) = highest_glibc(&binary) else {
+    let Some((major, minor, patch)) = highest_glibc(binary) else {
         common::skip_unless_required("the glibc check reads the binary with objdump (binutils)");
         return;
     };
@@ -453,7 +453,7 @@ fn the_shipped_binary_holds_no_conformance_fixture_and_refuses_their_flag() {
     ];
     let found = regex::bytes::Regex::new(&fixture_names.join("|")).expect("regex");
     let held: Vec<String> = found
-        .find_iter(&bytes)
+        .find_iter(bytes)
         .map(|name| String::from_utf8_lossy(name.as_bytes()).into_owned())
         .collect();
     assert!(
@@ -461,7 +461,7 @@ fn the_shipped_binary_holds_no_conformance_fixture_and_refuses_their_flag() {
         "the shipped binary holds fixtures: {held:?}"
     );
     let refused = packages::output_within(
-        Command::new(&binary).args(["serve", "--http", "127.0.0.1:0", "--conformance-fixtures"]),
+        Command::new(binary).args(["serve", "--http", "127.0.0.1:0", "--conformance-fixtures"]),
         SHORT,
     );
     let said = String::from_utf8_lossy(&refused.stderr);

@@ -2,6 +2,8 @@
 //! binary: `cargo test --test real`, or `scripts/test real`, which installs them. Their
 //! helpers are this directory's mod.rs (module `real`), shared with the fast and conformance
 //! tiers. delegate_questions also drives a browser (scripts/install-browser.sh).
+// A test's or a bench's unwrap is a failure with its place (see clippy.toml).
+#![allow(clippy::unwrap_used)]
 
 #[path = "../common/mod.rs"]
 mod common;

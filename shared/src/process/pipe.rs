@@ -71,7 +71,7 @@ mod tests {
     /// The fds that this process's epoll instances (the runtime's) watch, from /proc.
     fn watched_fds() -> Vec<RawFd> {
         let mut watched = Vec::new();
-        for entry in std::fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        for entry in std::fs::read_dir("/proc/self/fd").expect("list /proc/self/fd").flatten() {
             let target = std::fs::read_link(entry.path()).unwrap_or_default();
             if target.to_string_lossy() != "anon_inode:[eventpoll]" {
                 continue;
