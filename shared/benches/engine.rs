@@ -2,7 +2,7 @@
 //!
 //! 1. Event parsing: each dialect's parser over ~64 MiB of the real CLIs' golden captures in
 //!    `tests/fixtures/captures/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
-//!    MB/s and events/s, best of 3 passes.
+//!    MB/s and the time per line and per event, best of 3 passes.
 //! 4. Per event on the server bench's long codex run (200000 events, tests/common/long_run.rs):
 //!    the CPU time (of this thread, so other load on the machine counts less) each stage of the
 //!    server's path costs, best of 3 passes: splitting the lines and
@@ -118,35 +118,37 @@ fn report_parse_throughput(captures: &Path) {
         "1. Event parsing: Cli::dialect + parse_line over a stream in memory, best of {PARSE_PASSES} passes"
     );
     println!(
-        "   {:<9} {:<30} {:>10} {:>12} {:>19}",
-        "dialect", "stream", "size", "bytes", "events"
+        "   {:<9} {:<30} {:>10} {:>12} {:>12} {:>12}",
+        "dialect", "stream", "size", "bytes", "per line", "per event"
     );
     for agent in clis::builtin_agents() {
         for case in [
             mixed_stream(agent, captures),
             big_message_stream(agent, captures),
         ] {
-            let (elapsed, events) = best_parse_pass(&case);
-            let seconds = elapsed.as_secs_f64();
+            let pass = best_parse_pass(&case);
+            let seconds = pass.elapsed.as_secs_f64();
             let bytes = case.stream.len();
             println!(
-                "   {:<9} {:<30} {:>6.1} MiB {:>7.0} MB/s {:>19}",
+                "   {:<9} {:<30} {:>6.1} MiB {:>7.0} MB/s {:>12} {:>12}",
                 case.agent.name(),
                 case.label,
                 bytes as f64 / (1024.0 * 1024.0),
                 bytes as f64 / seconds / 1e6,
-                events_per_second(events as f64 / seconds),
+                per(pass.elapsed, pass.lines),
+                per(pass.elapsed, pass.events),
             );
         }
     }
     println!("   (MB = 10^6 bytes)");
 }
 
-fn events_per_second(rate: f64) -> String {
-    match rate {
-        r if r >= 1e6 => format!("{:.2} M events/s", r / 1e6),
-        r if r >= 1e3 => format!("{:.1} k events/s", r / 1e3),
-        r => format!("{r:.0} events/s"),
+/// `elapsed` shared by `count` things: nanoseconds each, or microseconds where that is long.
+fn per(elapsed: Duration, count: usize) -> String {
+    let nanos = elapsed.as_secs_f64() * 1e9 / count.max(1) as f64;
+    match nanos {
+        n if n >= 1e4 => format!("{:.0} us", n / 1e3),
+        n => format!("{n:.0} ns"),
     }
 }
 
@@ -193,30 +195,41 @@ fn repeat_to(unit: &str, bytes: usize) -> String {
     unit.repeat(bytes.div_ceil(unit.len()))
 }
 
-/// The fastest of the passes, with the number of events one pass yields.
-fn best_parse_pass(case: &ParseCase) -> (Duration, usize) {
+/// One pass of a dialect over a stream: how long it took, and the lines and events it read.
+struct ParsePass {
+    elapsed: Duration,
+    lines: usize,
+    events: usize,
+}
+
+/// The fastest of the passes.
+fn best_parse_pass(case: &ParseCase) -> ParsePass {
     (0..PARSE_PASSES)
         .map(|_| parse_pass(case))
-        .min_by_key(|(elapsed, _)| *elapsed)
+        .min_by_key(|pass| pass.elapsed)
         .expect("at least one pass")
 }
 
-fn parse_pass(case: &ParseCase) -> (Duration, usize) {
+fn parse_pass(case: &ParseCase) -> ParsePass {
     let mut parser = case.agent.cli().dialect();
     let mut events = Vec::new();
-    let mut count = 0;
-    let mut issues = 0;
+    let (mut count, mut lines, mut issues) = (0, 0, 0);
     let started = Instant::now();
     for line in case.stream.split_terminator('\n') {
         if black_box(parser.parse_line(black_box(line), &mut events)).is_err() {
             issues += 1;
         }
+        lines += 1;
         count += black_box(&mut events).len();
         events.clear();
     }
     let elapsed = started.elapsed();
     assert_eq!(issues, 0, "{} {}: lines not parsed", case.agent, case.label);
-    (elapsed, count)
+    ParsePass {
+        elapsed,
+        lines,
+        events: count,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
