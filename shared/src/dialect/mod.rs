@@ -6,7 +6,6 @@
 #[cfg(test)]
 mod captures;
 pub(crate) mod json;
-pub(crate) mod scan;
 
 use crate::event::AgentEvent;
 
