@@ -31,11 +31,9 @@ on_supported_os! {
     pub mod environment;
     pub mod error;
     pub mod event;
-    mod event_json;
     pub mod git;
     mod head_tail;
     pub mod isolation;
-    mod json_string;
     pub mod locate;
     mod marker;
     mod open_calls;
