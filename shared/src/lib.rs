@@ -44,14 +44,14 @@ on_supported_os! {
     pub mod question;
     pub mod redact;
     pub mod request;
+    mod run;
     pub mod sandbox;
-    mod supervise;
     mod transcript;
     pub mod version;
 
     pub use agent::{Agent, Profile};
     pub use config::EngineConfig;
-    pub use engine::{Engine, Prepared};
+    pub use engine::Engine;
     pub use error::SetupError;
     pub use event::{AgentEvent, NoticeLevel, Usage};
     pub use locate::{CliSource, FoundCli, find_cli};
@@ -59,5 +59,5 @@ on_supported_os! {
     pub use output_schema::OutputSchema;
     pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
     pub use request::{Base, Isolation, Permission, QuestionEndpoint, RunRequest};
-    pub use supervise::Observer;
+    pub use run::{Observer, Placed, Prepared};
 }

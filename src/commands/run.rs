@@ -8,8 +8,8 @@ use cli_agent_engine::git::JobKey;
 use cli_agent_engine::process::adopt_orphans;
 use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, OutputSchema, Prepared,
-    RunRequest, Status,
+    Agent, AgentEvent, Engine, EngineConfig, ErrorInfo, ErrorKind, Outcome, OutputSchema, Placed,
+    Prepared, RunRequest, Status,
 };
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -59,12 +59,12 @@ async fn run_once(
     let interrupted = watch_signals(cancel.clone())
         .map_err(|error| format!("cannot install signal handlers: {error}"))?;
     let engine = Engine::new(config);
-    let mut prepared = engine
+    let prepared = engine
         .prepare(agent, request)
         .map_err(|error| error.to_string())?;
     let job = Recording::start(&prepared, store);
-    job.place(&engine, &mut prepared).await?;
-    let outcome = run_shown(&engine, agent, prepared, cancel, &job).await?;
+    let placed = job.place(&engine, prepared).await?;
+    let outcome = run_shown(&engine, agent, placed, cancel, &job).await?;
     job.finish(&outcome);
     print_outcome(&outcome, args.json, job.id());
     if let (false, Some(id)) = (args.json, job.id()) {
@@ -79,13 +79,13 @@ async fn run_once(
 async fn run_shown(
     engine: &Engine,
     agent: Agent,
-    prepared: Prepared,
+    placed: Placed,
     cancel: CancellationToken,
     job: &Recording,
 ) -> Result<Outcome, String> {
     let mut status = StatusLine::new(agent);
     let result = engine
-        .run_prepared(prepared, cancel, &mut |events| {
+        .run_placed(placed, cancel, &mut |events| {
             events.iter().for_each(|event| status.show(event));
             job.events(events);
         })
@@ -242,7 +242,8 @@ impl Recording {
 
     /// Places the run in its tree (see [`Engine::place`]) and records it. A run that cannot be
     /// placed is recorded as failed, and the error says why.
-    async fn place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
+    async fn place(&self, engine: &Engine, prepared: Prepared) -> Result<Placed, String> {
+        let agent = prepared.agent();
         let placed = self.try_place(engine, prepared).await;
         if let (Err(error), Some((store, id, _))) = (&placed, &self.store) {
             let info = ErrorInfo {
@@ -250,7 +251,7 @@ impl Recording {
                 message: error.clone(),
                 hint: None,
             };
-            let outcome = Outcome::not_run(prepared.agent().name(), Status::Failed, info);
+            let outcome = Outcome::not_run(agent.name(), Status::Failed, info);
             if let Err(error) = store.finish(id, JobStatus::Failed, &outcome) {
                 tracing::warn!(%error, "could not record the run's end");
             }
@@ -258,7 +259,7 @@ impl Recording {
         placed
     }
 
-    async fn try_place(&self, engine: &Engine, prepared: &mut Prepared) -> Result<(), String> {
+    async fn try_place(&self, engine: &Engine, prepared: Prepared) -> Result<Placed, String> {
         let (id, worktrees) = match &self.store {
             Some((store, id, _)) => (id.clone(), store.worktrees_dir()),
             None if prepared.request().isolation == Isolation::Worktree => {
@@ -271,11 +272,11 @@ impl Recording {
             None => (JobId::random(), std::env::temp_dir()),
         };
         let key = JobKey::new(id.as_str()).map_err(|error| error.to_string())?;
-        engine
+        let placed = engine
             .place(prepared, key, worktrees)
             .await
             .map_err(|error| error.to_string())?;
-        if let (Some((store, id, _)), Some(tree)) = (&self.store, prepared.tree()) {
+        if let (Some((store, id, _)), Some(tree)) = (&self.store, placed.tree()) {
             let record = TreeRecord {
                 tree: tree.clone(),
                 after: None,
@@ -285,7 +286,7 @@ impl Recording {
                 tracing::warn!(%error, "could not record the run's tree");
             }
         }
-        Ok(())
+        Ok(placed)
     }
 
     fn id(&self) -> Option<&JobId> {
