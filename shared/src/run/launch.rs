@@ -16,13 +16,19 @@ use super::place::Placed;
 
 /// A run whose CLI has started.
 pub(crate) struct Launched {
+    pub(super) run: Started,
+    pub(super) cli: SpawnedCli,
+    pub(super) marker: RunMarker,
+}
+
+/// A placed run as its launch left it, apart from its process: what the stages after the
+/// launch carry on to the outcome.
+pub(super) struct Started {
     pub(super) placed: Placed,
     /// The run's sandbox; `None` when the level or the mode says so.
     pub(super) confinement: Option<Confinement>,
     /// Why a new worktree's setup command failed, if it did: a warning of the outcome.
     pub(super) setup_failed: Option<String>,
-    pub(super) cli: SpawnedCli,
-    pub(super) marker: RunMarker,
 }
 
 /// Confines `placed`, runs a new worktree's setup, and starts the CLI. `cancel` stops the
@@ -41,9 +47,11 @@ pub(crate) async fn launch(
     process::Guardian::up().await;
     match spawn(&placed, confinement.as_ref(), &marker) {
         Ok(cli) => Ok(Launched {
-            placed,
-            confinement,
-            setup_failed,
+            run: Started {
+                placed,
+                confinement,
+                setup_failed,
+            },
             cli,
             marker,
         }),

@@ -15,6 +15,7 @@ use crate::sandbox::Confinement;
 use crate::transcript::Transcript;
 
 use super::files::UsageFileAt;
+use super::launch::Started;
 use super::place::Placed;
 use super::prepare::Prepared;
 use super::sessions::{SessionRecord, Sessions, this_runs_usage};
@@ -28,12 +29,15 @@ pub(crate) async fn settle(
     cancel: &CancellationToken,
 ) -> Outcome {
     let Supervised {
-        placed: Placed { prepared, tree },
-        confinement,
-        setup_failed,
+        run,
         mut transcript,
         end,
     } = ran;
+    let Started {
+        placed: Placed { prepared, tree },
+        confinement,
+        setup_failed,
+    } = run;
     let Prepared {
         agent,
         request,

@@ -29,15 +29,12 @@ use crate::request::RunRequest;
 use crate::sandbox::{self, Confinement};
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
 
-use super::launch::Launched;
-use super::place::Placed;
+use super::launch::{Launched, Started};
 
 /// A run whose CLI has ended and whose whole process tree is gone: what it said and how it
-/// ended, with what settling it needs.
+/// ended.
 pub(crate) struct Supervised {
-    pub(super) placed: Placed,
-    pub(super) confinement: Option<Confinement>,
-    pub(super) setup_failed: Option<String>,
+    pub(super) run: Started,
     pub(super) transcript: Transcript,
     pub(super) end: ProcessEnd,
 }
@@ -94,22 +91,18 @@ pub(crate) async fn supervise(
     observer: Observer<'_>,
 ) -> Supervised {
     let Launched {
-        mut placed,
-        confinement,
-        setup_failed,
+        mut run,
         cli,
         marker,
     } = launched;
-    let prepared = &mut placed.prepared;
+    let prepared = &mut run.placed.prepared;
     let agent = prepared.agent;
     let limits = Limits::of(config, agent, &prepared.request);
     let prompt = take_prompt(agent, &mut prepared.request);
     let (mut transcript, end) = run_cli(cli, marker, agent, prompt, limits, cancel, observer).await;
-    warn_of_refusals(confinement.as_ref(), &mut transcript);
+    warn_of_refusals(run.confinement.as_ref(), &mut transcript);
     Supervised {
-        placed,
-        confinement,
-        setup_failed,
+        run,
         transcript,
         end,
     }
