@@ -26,7 +26,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use cli_agent_engine::process::{
-    GUARDIAN_COMMAND, Guardian, GuardianStart, MarkerPrefix, run_guardian,
+    GUARDIAN_SUBCOMMAND, Guardian, GuardianStart, MarkerPrefix, run_guardian,
 };
 use cli_agent_engine::sandbox::remove_left_by;
 
@@ -36,7 +36,7 @@ use crate::transport::parent_pipe::{self, ParentPipe};
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
-    if args.next().is_some_and(|arg| arg == GUARDIAN_COMMAND) {
+    if args.next().is_some_and(|arg| arg == GUARDIAN_SUBCOMMAND) {
         return guard(args.next());
     }
     // SAFETY: first in main, once: no other thread exists yet.

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use cli_agent_engine::command::CommandLine;
+use cli_agent_engine::command_line::CommandLine;
 use cli_agent_engine::sandbox::{Confinement, KernelSupport, SandboxMode, WritePlan};
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, Permission, RunRequest, Status, clis,

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use crate::cli::Cli;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::environment::EnvPattern;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
@@ -119,7 +119,7 @@ impl Agent {
         program: &Path,
         passed: &[EnvPattern],
     ) -> Result<CommandLine, SetupError> {
-        let mut cmd = self.cli.command(request, program)?;
+        let mut cmd = self.cli.command_line(request, program)?;
         if let (Some(endpoint), Some(hook)) = (&request.questions, self.cli.question_hook())
             && request.permission < Permission::Unlimited
         {

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -45,7 +45,8 @@ pub trait Cli: Send + Sync + 'static {
 
     /// Its headless command line for `request`, the permission level mapped onto its own
     /// mechanism. The prompt is not part of it: it goes to stdin.
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError>;
+    fn command_line(&self, request: &RunRequest, program: &Path)
+    -> Result<CommandLine, SetupError>;
 
     /// A fresh parser of its stdout.
     fn dialect(&self) -> Box<dyn Dialect>;

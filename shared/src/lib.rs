@@ -24,7 +24,7 @@ on_supported_os! {
     mod classify;
     pub mod cli;
     pub mod clis;
-    pub mod command;
+    pub mod command_line;
     pub mod config;
     pub mod dialect;
     mod engine;

@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::changes::Changes;
-use super::command::MERGE_TREE_BASE;
 use super::error::GitError;
+use super::invocation::MERGE_TREE_BASE;
 use super::job::JobKey;
 use super::repo::Repo;
 use super::snapshot::Snapshot;

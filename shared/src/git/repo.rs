@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::command::{Git, Invocation};
 use super::error::{GitError, Operation};
+use super::invocation::{Git, Invocation};
 
 /// A working tree of a git repository, seen from a workspace directory inside it.
 #[derive(Clone, Debug)]

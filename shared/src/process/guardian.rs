@@ -28,7 +28,7 @@ use crate::marker::MarkerPrefix;
 use crate::platform::{self, RunsOf, UNSURE_FOR};
 
 /// The hidden first argument that makes the binary a guardian.
-pub const GUARDIAN_COMMAND: &str = "__guardian";
+pub const GUARDIAN_SUBCOMMAND: &str = "__guardian";
 
 /// A pause between kill rounds, for the killed processes to finish dying.
 const ROUND: Duration = Duration::from_millis(5);
@@ -60,7 +60,7 @@ impl Guardian {
     /// Start the guardian of this process's runs. Call it before the first run.
     pub fn start() -> Result<Self, GuardianError> {
         let child = Command::new(platform::current_exe().map_err(GuardianError::Start)?)
-            .arg(GUARDIAN_COMMAND)
+            .arg(GUARDIAN_SUBCOMMAND)
             .arg(MarkerPrefix::of_this_process().as_str())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -85,7 +85,9 @@ impl Guardian {
     }
 
     fn start_or_warn() -> Option<Self> {
-        Self::start().inspect_err(|error| tracing::warn!(%error)).ok()
+        Self::start()
+            .inspect_err(|error| tracing::warn!(%error))
+            .ok()
     }
 
     /// Waits until the guardian announced by [`Guardian::start_later`] is up (or could not
@@ -109,7 +111,9 @@ enum Starting {
     /// Told when the guardian is up (or could not start).
     NotYet(watch::Sender<bool>),
     OnThread(JoinHandle<Option<Guardian>>),
-    Done { _guardian: Option<Guardian> },
+    Done {
+        _guardian: Option<Guardian>,
+    },
 }
 
 impl GuardianStart {

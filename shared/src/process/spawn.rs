@@ -10,7 +10,7 @@ use tokio::process::{ChildStderr, ChildStdin};
 
 use super::leader::Leader;
 use super::pipe::Pipe;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::marker::{MARKER_VAR, RunMarker};
 use crate::platform::{self, SpawnSandbox};
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::agent::Agent;
 use crate::cli::{SchemaFlag, UsageFile};
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::error::SetupError;
 use crate::event::AgentEvent;
 use crate::output_schema::SchemaFile;
@@ -36,7 +36,7 @@ impl RunFiles {
     pub(super) fn hand_over(
         agent: Agent,
         request: &RunRequest,
-        command: &mut CommandLine,
+        command_line: &mut CommandLine,
     ) -> Result<Self, SetupError> {
         let usage = match agent.cli().usage_file() {
             Some(file) => {
@@ -46,12 +46,12 @@ impl RunFiles {
                         source,
                     }
                 })?;
-                command.flag_value(file.flag, &path.to_string_lossy());
+                command_line.flag_value(file.flag, &path.to_string_lossy());
                 Some(UsageFileAt { file, path })
             }
             None => None,
         };
-        let schema = hand_over_schema(agent, request, command)?;
+        let schema = hand_over_schema(agent, request, command_line)?;
         Ok(Self {
             usage,
             _schema: schema,
@@ -99,7 +99,7 @@ impl UsageFileAt {
 fn hand_over_schema(
     agent: Agent,
     request: &RunRequest,
-    command: &mut CommandLine,
+    command_line: &mut CommandLine,
 ) -> Result<Option<SchemaFile>, SetupError> {
     let Some(schema) = &request.output_schema else {
         return Ok(None);
@@ -107,7 +107,7 @@ fn hand_over_schema(
     match agent.cli().schema_flag() {
         None => Ok(None),
         Some(SchemaFlag::Inline(flag)) => {
-            command.insert_options(&[format!("{flag}={}", schema.schema())]);
+            command_line.insert_options(&[format!("{flag}={}", schema.schema())]);
             Ok(None)
         }
         Some(SchemaFlag::File(flag)) => {
@@ -117,7 +117,7 @@ fn hand_over_schema(
                     dir: std::env::temp_dir(),
                     source,
                 })?;
-            command.insert_options(&[format!("{flag}={}", file.path().display())]);
+            command_line.insert_options(&[format!("{flag}={}", file.path().display())]);
             Ok(Some(file))
         }
     }
@@ -146,7 +146,10 @@ mod tests {
         let mut request = crate::request::flag_prompt_request();
         let schema = serde_json::json!({"type": "object", "required": ["a"]});
         request.output_schema = Some(OutputSchema::new(schema).unwrap());
-        let cmd = agent.cli().command(&request, Path::new("cli")).unwrap();
+        let cmd = agent
+            .cli()
+            .command_line(&request, Path::new("cli"))
+            .unwrap();
         (request, cmd)
     }
 

@@ -90,7 +90,7 @@ fn confine(
         level: request.permission,
         tree,
         git,
-        state: agent.cli().state_dirs(CliEnv(&prepared.command.env)),
+        state: agent.cli().state_dirs(CliEnv(&prepared.command_line.env)),
         extra: agent.profile().writable.clone(),
         engine_files: prepared
             .files
@@ -102,7 +102,7 @@ fn confine(
     let confinement = Confinement::for_run(config.sandbox, &plan, marker.as_str())?;
     if let Some(confinement) = &confinement {
         let tmp = ("TMPDIR".into(), confinement.tmp().into());
-        prepared.command.env.push(tmp);
+        prepared.command_line.env.push(tmp);
     }
     Ok(confinement)
 }
@@ -120,7 +120,7 @@ async fn set_up(
     let limit = config.total_limit(request);
     // The setup is the person's own, from the config file: it runs unconfined (it may need to
     // write caches outside the tree, as package managers do).
-    let (dir, env) = (&request.workspace, &placed.prepared.command.env);
+    let (dir, env) = (&request.workspace, &placed.prepared.command_line.env);
     let ran = run_command(setup, dir, env, None, limit, cancel).await;
     (!ran.passed).then(|| {
         format!(
@@ -143,7 +143,9 @@ fn spawn(
     let spawned = confinement
         .map(Confinement::for_spawn)
         .transpose()
-        .and_then(|sandbox| process::spawn(&prepared.command, &request.workspace, marker, sandbox))
+        .and_then(|sandbox| {
+            process::spawn(&prepared.command_line, &request.workspace, marker, sandbox)
+        })
         .map_err(|source| SetupError::Spawn {
             agent: agent.name(),
             bin: program.path.clone(),

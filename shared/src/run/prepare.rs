@@ -2,7 +2,7 @@
 //! caller can refuse a bad request at once and start (or queue) a good one.
 
 use crate::agent::Agent;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
 use crate::locate::{FoundCli, find_cli};
@@ -21,7 +21,7 @@ pub struct Prepared {
     pub(super) request: RunRequest,
     /// The CLI's binary and where it was found.
     pub(super) program: FoundCli,
-    pub(super) command: CommandLine,
+    pub(super) command_line: CommandLine,
     /// What the ledger knows of the session the request resumes.
     pub(super) earlier: Option<SessionRecord>,
     pub(super) files: RunFiles,
@@ -62,13 +62,13 @@ pub(crate) fn prepare(
     let earlier = sessions.check_resume(agent, &request)?;
     let program = find_cli(agent, config)?;
     let confined = sandbox::decide(config.sandbox, request.permission, KernelSupport::current())?;
-    let mut command = command_line(config, agent, &request, &program, confined)?;
-    let files = RunFiles::hand_over(agent, &request, &mut command)?;
+    let mut command_line = build_command_line(config, agent, &request, &program, confined)?;
+    let files = RunFiles::hand_over(agent, &request, &mut command_line)?;
     Ok(Prepared {
         agent,
         request,
         program,
-        command,
+        command_line,
         earlier,
         files,
     })
@@ -91,7 +91,7 @@ fn add_repository_commands(config: &EngineConfig, request: &mut RunRequest) {
 /// The CLI's command line. Its own flags get the level the CLI asks for under the kernel
 /// sandbox when `confined` (see [`crate::cli::Cli::own_level_when_confined`]), or the
 /// test-only level when one is configured ([`EngineConfig::test_cli_permission`]).
-fn command_line(
+fn build_command_line(
     config: &EngineConfig,
     agent: Agent,
     request: &RunRequest,
@@ -108,12 +108,12 @@ fn command_line(
         permission,
         ..request.clone()
     };
-    let mut command = agent.command_line(&request, &program.path, &config.pass_env)?;
+    let mut command_line = agent.command_line(&request, &program.path, &config.pass_env)?;
     // A CLI found off PATH runs with its dir on PATH, unless the agent sets PATH itself.
     if let Some(path) = program.search_path()
         && !agent.profile().env.iter().any(|(name, _)| name == "PATH")
     {
-        command.replace_env("PATH", path);
+        command_line.replace_env("PATH", path);
     }
-    Ok(command)
+    Ok(command_line)
 }

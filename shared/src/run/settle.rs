@@ -6,7 +6,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::check::run_command;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::config::EngineConfig;
 use crate::event::Usage;
 use crate::outcome::{ErrorInfo, ErrorKind, Outcome, Status};
@@ -41,7 +41,7 @@ pub(crate) async fn settle(
     let Prepared {
         agent,
         request,
-        command,
+        command_line,
         earlier,
         mut files,
         ..
@@ -54,7 +54,7 @@ pub(crate) async fn settle(
     check(
         config,
         &request,
-        &command,
+        &command_line,
         confinement,
         &mut outcome,
         cancel,
@@ -116,7 +116,7 @@ fn check_output(agent: Agent, request: &RunRequest, outcome: &mut Outcome) {
 async fn check(
     config: &EngineConfig,
     request: &RunRequest,
-    command: &CommandLine,
+    command_line: &CommandLine,
     confinement: Option<Confinement>,
     outcome: &mut Outcome,
     cancel: &CancellationToken,
@@ -124,7 +124,7 @@ async fn check(
     let ended = matches!(outcome.status, Status::Completed | Status::Failed);
     if let (Some(check), true) = (&request.check, ended) {
         let limit = config.total_limit(request);
-        let (dir, env) = (&request.workspace, &command.env);
+        let (dir, env) = (&request.workspace, &command_line.env);
         let ran = run_command(check, dir, env, confinement.as_ref(), limit, cancel).await;
         outcome.check = Some(ran);
     }

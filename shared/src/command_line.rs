@@ -115,7 +115,10 @@ mod tests {
         let agent = crate::clis::OPENCODE;
         let mut cmd = agent
             .cli()
-            .command(&crate::request::flag_prompt_request(), Path::new("opencode"))
+            .command_line(
+                &crate::request::flag_prompt_request(),
+                Path::new("opencode"),
+            )
             .unwrap();
         cmd.inherit(parent, agent.cli().own_env(), &[]);
         let names: Vec<_> = cmd.env.iter().map(|(name, _)| name.clone()).collect();
