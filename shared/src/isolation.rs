@@ -9,9 +9,7 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::git::{
-    BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
-};
+use crate::git::{BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree};
 use crate::request::{Base, Isolation, Permission};
 
 #[derive(Debug, thiserror::Error)]

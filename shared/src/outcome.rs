@@ -65,7 +65,6 @@ impl Status {
     }
 }
 
-
 impl Outcome {
     /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
     pub fn not_run(agent: &str, status: Status, error: ErrorInfo) -> Self {
@@ -103,7 +102,6 @@ impl Outcome {
         }
     }
 }
-
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolSummary {

@@ -76,9 +76,15 @@ mod tests {
             let row = format!("| {name} | `{package}` | {version} |");
             assert!(table.contains(&row), "docs/clis.md has no row {row}");
             let pinned = format!(" {package}@{version}");
-            assert!(install.contains(&pinned), "docs/install.md installs no{pinned}");
+            assert!(
+                install.contains(&pinned),
+                "docs/install.md installs no{pinned}"
+            );
             let row = format!("| {name} {version} |");
-            assert!(questions.contains(&row), "docs/bounds-and-questions.md has no {row}");
+            assert!(
+                questions.contains(&row),
+                "docs/bounds-and-questions.md has no {row}"
+            );
         }
     }
 

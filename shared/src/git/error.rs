@@ -2,7 +2,6 @@
 
 use std::path::PathBuf;
 
-
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
     #[error(

@@ -55,7 +55,9 @@ impl std::fmt::Display for KernelSupport {
 
 /// The OS refused to build a run's sandbox.
 #[derive(Debug, thiserror::Error)]
-#[error("could not build the {sandbox} rules of the run: {reason}; set --sandbox off to run unconfined")]
+#[error(
+    "could not build the {sandbox} rules of the run: {reason}; set --sandbox off to run unconfined"
+)]
 pub struct BuildError {
     /// The OS's sandbox, by name.
     pub sandbox: &'static str,

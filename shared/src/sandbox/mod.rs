@@ -163,7 +163,10 @@ const REFUSAL_WORDS: &[&str] = &[
 /// [`REFUSAL_WORDS`] as one search: every tool's end is looked at, and one pass over its line
 /// costs what a search for one of the words did.
 static REFUSAL: LazyLock<regex::Regex> = LazyLock::new(|| {
-    let words: Vec<String> = REFUSAL_WORDS.iter().map(|words| regex::escape(words)).collect();
+    let words: Vec<String> = REFUSAL_WORDS
+        .iter()
+        .map(|words| regex::escape(words))
+        .collect();
     // The words are constants: a failure to compile is a bug that every test catches.
     regex::Regex::new(&words.join("|")).expect("the refusal words compile")
 });
