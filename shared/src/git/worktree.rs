@@ -138,7 +138,7 @@ impl Repo {
     }
 
     /// Our worktrees of this repository: those on a `cli-agent-mcp/<job>` branch.
-    pub fn job_worktrees(&self) -> Result<Vec<JobWorktree>, GitError> {
+    pub(crate) fn job_worktrees(&self) -> Result<Vec<JobWorktree>, GitError> {
         let listed = self
             .run()
             .args(["worktree", "list", "--porcelain", "-z"])
