@@ -18,6 +18,9 @@
 //! It never reads the real home's git config; the repository lives in a temporary directory
 //! and is removed at the end.
 
+// A benchmark: a failure to set up is a panic that says what failed.
+#![allow(clippy::unwrap_used)]
+
 #[path = "../../benches/support/synthetic_repo.rs"]
 mod synthetic_repo;
 

@@ -79,6 +79,7 @@ impl Agent {
         Self { name, cli, profile }
     }
 
+    /// Its name: its tool's, and how calls and the config file name it.
     pub fn name(&self) -> &'static str {
         self.name.unwrap_or_else(|| self.cli.name())
     }
@@ -88,6 +89,7 @@ impl Agent {
         self.cli
     }
 
+    /// What it adds to every run of its CLI.
     pub fn profile(&self) -> &'static Profile {
         self.profile
     }
@@ -182,7 +184,9 @@ impl Agent {
 #[derive(Debug, thiserror::Error)]
 #[error("unknown agent `{name}`: expected one of {known}")]
 pub struct UnknownAgent {
+    /// The name asked for.
     pub name: String,
+    /// The names on offer, for the message.
     pub known: String,
 }
 

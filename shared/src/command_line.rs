@@ -14,8 +14,11 @@ use crate::request::RunRequest;
 /// those it inherits (see [`crate::environment`]); nothing else reaches the CLI.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandLine {
+    /// The program: a path, or a name looked up on PATH.
     pub program: OsString,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Its whole environment.
     pub env: Vec<(OsString, OsString)>,
 }
 

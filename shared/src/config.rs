@@ -49,6 +49,7 @@ pub struct EngineConfig {
 /// `[repositories."<path>"]` of the config file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepositoryCommands {
+    /// The repository's directory: a workspace at or under it gets its commands.
     pub path: PathBuf,
     /// Prepares an isolated run's new worktree before the agent starts.
     pub setup: Option<String>,

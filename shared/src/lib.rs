@@ -1,6 +1,16 @@
 //! The engine of cli-agent-mcp: runs a coding-agent CLI headless in a session of its own,
 //! parses its JSONL output into one typed event stream, decides the outcome, and tears down
 //! every process the run started. It knows nothing of MCP.
+//!
+//! [`Engine`] is the front door: prepare a request, place it in its tree, run it with a
+//! cancel token and an event observer, get an [`Outcome`]; `run/` holds the stages in turn.
+
+// Kept by the engine itself, whatever the workspace asks: every public item says what it is,
+// every unsafe block why it is sound, and nothing a user can reach unwraps (tests may; the
+// few expects on constants say why each holds).
+#![deny(missing_docs, clippy::undocumented_unsafe_blocks)]
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 // The engine contains a run's process tree with each OS's own means (see `platform`), and
 // has them for Linux and macOS only: on any other OS the crate is one error, not a cascade of

@@ -41,11 +41,17 @@ pub fn builtin_names() -> String {
     names.join(", ")
 }
 
+/// OpenAI's Codex CLI under its own name.
 pub const CODEX: Agent = Agent::builtin(&codex::Codex);
+/// Anthropic's Claude Code under its own name.
 pub const CLAUDE: Agent = Agent::builtin(&claude::Claude);
+/// Google's Gemini CLI under its own name.
 pub const GEMINI: Agent = Agent::builtin(&gemini::Gemini);
+/// opencode under its own name.
 pub const OPENCODE: Agent = Agent::builtin(&opencode::Opencode);
+/// Qwen Code under its own name.
 pub const QWEN: Agent = Agent::builtin(&qwen::Qwen);
+/// GitHub Copilot CLI under its own name.
 pub const COPILOT: Agent = Agent::builtin(&copilot::Copilot);
 
 #[cfg(test)]

@@ -25,8 +25,8 @@
 //!   process that is gone or not ours to read.
 //!
 //! The logic around the macOS calls that is not a system call (linking a process table into a
-//! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in [`tree`],
-//! [`teardown`] and [`seatbelt`], compiled on macOS and in the tests of every OS.
+//! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in `tree`,
+//! `teardown` and `seatbelt`, compiled on macOS and in the tests of every OS.
 
 #[cfg(target_os = "linux")]
 mod linux;

@@ -39,8 +39,10 @@ const GIVE_UP: Duration = Duration::from_secs(10);
 /// Process-wide, as the guardian is: it guards every run marked with this process's prefix.
 static STARTED: OnceLock<watch::Receiver<bool>> = OnceLock::new();
 
+/// Why the guardian could not start; the message says what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardianError {
+    /// Its process could not be spawned.
     #[error(
         "cannot start the guardian process ({0}): the processes of our runs would outlive a \
          SIGKILL of this process; check that the binary is executable (and on Linux that \

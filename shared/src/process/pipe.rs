@@ -13,6 +13,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+/// The read end of a CLI's stdout, in the runtime's epoll only while it is waited on.
 pub struct Pipe {
     /// The registration while watched. Declared first, so that it is dropped (taken out of
     /// epoll) before the fd is closed.
