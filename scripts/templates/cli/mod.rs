@@ -38,7 +38,11 @@ impl Cli for {{Type}} {
         &["{{NAME}}_*"]
     }
 
-    fn command_line(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
         Qwen.command_line(request, program)
     }
 
