@@ -33,7 +33,7 @@ pub use crate::cli::Command;
 pub use crate::config::{ConfigError, Loaded, load};
 pub use crate::logging::init as init_logging;
 pub use crate::transport::parent_pipe::{self, ParentPipe};
-pub use cli_agent_engine::process::GUARDIAN_COMMAND;
+pub use cli_agent_engine::process::GUARDIAN_SUBCOMMAND;
 
 /// The command `loaded` names: `serve` when it names none, as the bare binary serves.
 pub fn command_of(loaded: &mut Loaded) -> Command {

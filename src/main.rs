@@ -7,7 +7,10 @@ use cli_agent_mcp as app;
 
 fn main() -> ExitCode {
     let mut args = std::env::args_os().skip(1);
-    if args.next().is_some_and(|arg| arg == app::GUARDIAN_COMMAND) {
+    if args
+        .next()
+        .is_some_and(|arg| arg == app::GUARDIAN_SUBCOMMAND)
+    {
         return app::guard(args.next());
     }
     // SAFETY: first in main, once: no other thread exists yet.

@@ -13,7 +13,7 @@ use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
 use crate::cli::Cli;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::environment::EnvPattern;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
@@ -79,6 +79,7 @@ impl Agent {
         Self { name, cli, profile }
     }
 
+    /// Its name: its tool's, and how calls and the config file name it.
     pub fn name(&self) -> &'static str {
         self.name.unwrap_or_else(|| self.cli.name())
     }
@@ -88,6 +89,7 @@ impl Agent {
         self.cli
     }
 
+    /// What it adds to every run of its CLI.
     pub fn profile(&self) -> &'static Profile {
         self.profile
     }
@@ -119,7 +121,7 @@ impl Agent {
         program: &Path,
         passed: &[EnvPattern],
     ) -> Result<CommandLine, SetupError> {
-        let mut cmd = self.cli.command(request, program)?;
+        let mut cmd = self.cli.command_line(request, program)?;
         if let (Some(endpoint), Some(hook)) = (&request.questions, self.cli.question_hook())
             && request.permission < Permission::Unlimited
         {
@@ -182,7 +184,9 @@ impl Agent {
 #[derive(Debug, thiserror::Error)]
 #[error("unknown agent `{name}`: expected one of {known}")]
 pub struct UnknownAgent {
+    /// The name asked for.
     pub name: String,
+    /// The names on offer, for the message.
     pub known: String,
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::Signal;
 use tokio_util::sync::CancellationToken;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::outcome::CommandOutcome;
 use crate::process::{self, RunMarker, StderrTail};
 use crate::sandbox::Confinement;

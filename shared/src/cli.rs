@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -45,7 +45,8 @@ pub trait Cli: Send + Sync + 'static {
 
     /// Its headless command line for `request`, the permission level mapped onto its own
     /// mechanism. The prompt is not part of it: it goes to stdin.
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError>;
+    fn command_line(&self, request: &RunRequest, program: &Path)
+    -> Result<CommandLine, SetupError>;
 
     /// A fresh parser of its stdout.
     fn dialect(&self) -> Box<dyn Dialect>;
@@ -141,16 +142,23 @@ pub enum SchemaFlag {
 /// Why an agent's extra arguments cannot be used.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BadArg {
+    /// An argument that is not a flag.
     #[error(
         "`{0}` is not a flag: extra arguments are flags only, with any value bound by `=` \
          (`--flag=value`), so none can be read as the prompt or swallow the next argument"
     )]
     NotAFlag(String),
+    /// A flag the engine sets itself.
     #[error(
         "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model \
          or working directory): use the tool's arguments or the agent's `model` instead"
     )]
-    Reserved { arg: String, cli: &'static str },
+    Reserved {
+        /// The argument.
+        arg: String,
+        /// The CLI that reserves it.
+        cli: &'static str,
+    },
 }
 
 /// Check extra arguments for `cli`: flags only, none of its [`Cli::reserved_flags`].

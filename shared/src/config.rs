@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::environment::EnvPattern;
-use crate::request::Permission;
+use crate::request::{Permission, RunRequest};
 use crate::sandbox::SandboxMode;
 
 /// Settings shared by every run. `Default` gives the documented defaults.
@@ -49,6 +49,7 @@ pub struct EngineConfig {
 /// `[repositories."<path>"]` of the config file.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RepositoryCommands {
+    /// The repository's directory: a workspace at or under it gets its commands.
     pub path: PathBuf,
     /// Prepares an isolated run's new worktree before the agent starts.
     pub setup: Option<String>,
@@ -63,6 +64,11 @@ impl EngineConfig {
             .iter()
             .filter(|repo| workspace.starts_with(&repo.path))
             .max_by_key(|repo| repo.path.components().count())
+    }
+
+    /// How long `request`'s run, and each command of the caller's around it, may take.
+    pub fn total_limit(&self, request: &RunRequest) -> Duration {
+        request.timeout.unwrap_or(self.total_timeout)
     }
 }
 

@@ -41,6 +41,7 @@ pub const BASE: &[&str] = &[
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EnvPattern(String);
 
+/// A `CAM_PASS_ENV` entry that is neither a variable's name nor a prefix ending in `*`.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "`{0}` is not a variable name or prefix (--pass-env / CAM_PASS_ENV): use names such as \

@@ -24,8 +24,10 @@ impl std::fmt::Display for Looked {
     }
 }
 
+/// Why a run could not start; the message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
+    /// The CLI is neither configured nor found on PATH or where installers put it.
     #[error(
         "the {agent} CLI was not found: looked for `{binary}` {looked}. Install it with \
          `npm install -g {package}`, or set {setting} to its binary"
@@ -33,12 +35,17 @@ pub enum SetupError {
     CliNotFound {
         /// The agent's name.
         agent: &'static str,
+        /// The executable looked for.
         binary: &'static str,
+        /// Where it was looked for.
         looked: Box<Looked>,
+        /// The npm package that installs it.
         package: &'static str,
+        /// Where its binary can be set.
         setting: String,
     },
 
+    /// The binary configured for the CLI is missing or not executable.
     #[error(
         "the {agent} CLI given by {setting} does not exist or is not executable: {}. Point it \
          at the installed binary (`npm install -g {package}` installs one)",
@@ -47,25 +54,35 @@ pub enum SetupError {
     ConfiguredCliMissing {
         /// The agent's name.
         agent: &'static str,
+        /// The binary configured.
         bin: PathBuf,
+        /// The npm package that installs it.
         package: &'static str,
+        /// Where it was configured.
         setting: String,
     },
 
+    /// The workspace is not an existing directory.
     #[error("workspace {} is not an existing directory: pass the path of a directory that exists", .0.display())]
     WorkspaceMissing(PathBuf),
 
+    /// The prompt is empty.
     #[error("the prompt is empty: say what the agent should do")]
     EmptyPrompt,
 
+    /// The CLI cannot give the permission level asked for.
     #[error("{agent} cannot run with permission {permission}: {reason}")]
     PermissionUnavailable {
         /// The agent's name.
         agent: &'static str,
+        /// The level asked for.
         permission: Permission,
+        /// Why the CLI cannot give it.
         reason: String,
     },
 
+    /// The session is resumed from another workspace than it started in, which the CLI does not
+    /// allow.
     #[error(
         "{agent} session {session_id} was started in {}, and {agent} resumes a session only from \
          the workspace it was started in: pass workspace {}",
@@ -74,41 +91,54 @@ pub enum SetupError {
     ResumeFromOtherWorkspace {
         /// The agent's name.
         agent: &'static str,
+        /// The session to resume.
         session_id: String,
+        /// Where it started.
         original: PathBuf,
     },
 
+    /// The CLI's process could not be started.
     #[error("could not start {agent} ({}): {source}", .bin.display())]
     Spawn {
         /// The agent's name.
         agent: &'static str,
+        /// The binary.
         bin: PathBuf,
+        /// Why it could not start.
         source: std::io::Error,
     },
 
+    /// The run's tree could not be measured or made.
     #[error(transparent)]
     Tree(#[from] crate::isolation::TreeError),
 
+    /// The run could not be confined.
     #[error(transparent)]
     Sandbox(#[from] crate::sandbox::SandboxError),
 
+    /// The directory for the CLI's usage file could not be made.
     #[error(
         "could not make a directory for the CLI's usage file in {}: {source}; check that \
          the temp dir (TMPDIR) is writable",
         .dir.display()
     )]
     UsageFile {
+        /// Where it was to be made.
         dir: PathBuf,
+        /// Why it could not.
         source: std::io::Error,
     },
 
+    /// The output schema's file could not be written.
     #[error(
         "could not write the output schema's file in {}: {source}; check that the temp dir \
          (TMPDIR) is writable",
         .dir.display()
     )]
     SchemaFile {
+        /// Where it was to be written.
         dir: PathBuf,
+        /// Why it could not.
         source: std::io::Error,
     },
 }

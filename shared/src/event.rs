@@ -12,49 +12,86 @@ use crate::question::PersonQuestion;
 pub enum AgentEvent {
     /// The CLI named the session a later run can resume.
     SessionStarted {
+        /// The id to resume it by.
         session_id: String,
+        /// The model, where the CLI names it.
         model: Option<String>,
     },
     /// Assistant text: a whole message, or a streaming piece of the current one.
-    Text { text: String, delta: bool },
+    Text {
+        /// The text.
+        text: String,
+        /// A piece of the current message, rather than a whole one.
+        delta: bool,
+    },
     /// Reasoning ("thinking") text.
-    Reasoning { text: String },
+    Reasoning {
+        /// The text.
+        text: String,
+    },
+    /// The agent started a tool call.
     ToolStarted {
+        /// The call's id, where the CLI gives one: its finish names the same.
         id: Option<String>,
+        /// The tool's name.
         name: String,
+        /// The shell command it runs, for a tool that runs one.
         command: Option<String>,
     },
+    /// A tool call finished.
     ToolFinished {
+        /// The call's id, where the CLI gives one.
         id: Option<String>,
+        /// The tool's name.
         name: String,
+        /// The shell command it ran, for a tool that runs one.
         command: Option<String>,
+        /// The command's exit code, where the CLI reports it.
         exit_code: Option<i64>,
+        /// Whether the CLI reported it successful.
         success: bool,
     },
     /// Token usage of this run so far (already normalised: the latest report wins).
     Usage(Usage),
     /// A non-fatal message: a retry, a warning, an error the CLI recovers from.
-    Notice { level: NoticeLevel, message: String },
-    /// The turn ended well. `answer`, when given, is the CLI's own final answer.
-    TurnCompleted { answer: Option<String> },
+    Notice {
+        /// What kind of message.
+        level: NoticeLevel,
+        /// The message.
+        message: String,
+    },
+    /// The turn ended well.
+    TurnCompleted {
+        /// The CLI's own final answer, when it gives one apart from its text.
+        answer: Option<String>,
+    },
     /// The turn ended in an error the CLI reported.
     TurnFailed {
+        /// The error, in the CLI's words.
         message: String,
+        /// The model provider's HTTP status, where the CLI reports it.
         http_status: Option<u16>,
     },
     /// The CLI stopped the turn itself, e.g. after an interrupt: cancelled when the
     /// engine asked for it, failed otherwise.
-    TurnAborted { message: String },
+    TurnAborted {
+        /// Why, in the CLI's words.
+        message: String,
+    },
     /// A question put to the person on the run's behalf, and its answer: never from a CLI's
     /// output, recorded by whoever asked.
     Question(PersonQuestion),
 }
 
+/// What kind of message a [`AgentEvent::Notice`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {
+    /// The CLI retries a request.
     Retry,
+    /// Something it works around.
     Warning,
+    /// An error it recovers from, or reports before giving up.
     Error,
 }
 
@@ -172,8 +209,11 @@ fn first_line(text: &str) -> &str {
 /// `output_tokens` includes reasoning.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
+    /// Input tokens, cached ones included.
     pub input_tokens: u64,
+    /// Input tokens read from the provider's cache.
     pub cached_input_tokens: u64,
+    /// Output tokens, reasoning included.
     pub output_tokens: u64,
     /// Reasoning tokens, where the CLI reports them separately.
     pub reasoning_tokens: Option<u64>,

@@ -9,21 +9,23 @@ use std::sync::Arc;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::git::{
-    BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree,
-};
+use crate::git::{BranchFate, Changes, GitError, JobKey, KeptIndex, Repo, Snapshot, Worktree};
 use crate::request::{Base, Isolation, Permission};
 
+/// Why a run's tree could not be made or measured; the message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum TreeError {
+    /// An isolated run's workspace is in no git repository.
     #[error(
         "isolation `worktree` needs a git repository, and {} is in none: run the agent in a \
          checkout (or `git init` and commit there), or call with isolation `none`",
         .0.display()
     )]
     NotARepository(PathBuf),
+    /// Git failed.
     #[error(transparent)]
     Git(#[from] GitError),
+    /// A bug: the git work's task failed.
     #[error(
         "internal error in cli-agent-mcp while preparing the run's tree: {0}. Please report this bug"
     )]
@@ -32,7 +34,7 @@ pub enum TreeError {
 
 /// What the caller decides about a run's tree: the job it belongs to and where worktrees go.
 #[derive(Clone, Debug)]
-pub struct TreePlan {
+pub(crate) struct TreePlan {
     pub isolation: Isolation,
     pub base: Base,
     /// Names the run's refs and branch.
@@ -45,12 +47,14 @@ pub struct TreePlan {
 /// worktree of a run this one did not see end.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RunTree {
+    /// In place, or in a worktree of its own.
     pub isolation: Isolation,
     /// The top level of the caller's repository.
     pub repo: PathBuf,
     /// What the run is measured against: the workspace just before (in place), or the
     /// worktree's base (isolated).
     pub before: Snapshot,
+    /// An isolated run's worktree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worktree: Option<Worktree>,
     /// The before snapshot's index, for the after snapshot of a run in place; not recorded
@@ -78,7 +82,8 @@ impl Eq for BeforeIndex {}
     clippy::large_enum_variant,
     reason = "one per run, held in place for its length: boxing would buy nothing"
 )]
-pub enum Tracking {
+pub(crate) enum Tracking {
+    /// In git: measured from its "before" snapshot.
     Tracked(RunTree),
     /// Outside git: the reason its `changes` give.
     NotTracked(String),
@@ -89,6 +94,7 @@ pub enum Tracking {
 /// What a run changed, and where: part of its outcome.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct TreeOutcome {
+    /// The files the run changed.
     pub changes: Changes,
     /// Where the run worked, when it was in git.
     #[serde(default, skip_serializing_if = "Option::is_none")]

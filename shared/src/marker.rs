@@ -16,6 +16,7 @@ pub const MARKER_VAR: &str = "CAM_RUN_ID";
 pub struct RunMarker(String);
 
 impl RunMarker {
+    /// A marker no other run of any process has.
     pub fn new() -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let seq = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -27,6 +28,7 @@ impl RunMarker {
         format!("{MARKER_VAR}={}", self.0).into_bytes()
     }
 
+    /// The value, `<instance>-<n>`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -53,6 +55,7 @@ pub(crate) fn instance() -> &'static str {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MarkerPrefix(String);
 
+/// A guardian's argument that is not a run-marker prefix.
 #[derive(Debug, thiserror::Error)]
 #[error(
     "{0:?} is not a run-marker prefix (expected {MARKER_VAR}=<pid>.<hex>-); \
@@ -66,6 +69,7 @@ impl MarkerPrefix {
         Self(format!("{MARKER_VAR}={}-", instance()))
     }
 
+    /// The prefix, `CAM_RUN_ID=<instance>-`.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -76,6 +80,7 @@ impl MarkerPrefix {
         value.trim_start_matches('=').trim_end_matches('-')
     }
 
+    /// Whether an environment entry is the marker of one of its runs.
     pub fn matches(&self, entry: &[u8]) -> bool {
         entry.starts_with(self.0.as_bytes())
     }

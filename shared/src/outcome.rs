@@ -14,6 +14,7 @@ use crate::redact::redact_in_place;
 pub struct Outcome {
     /// The agent's name.
     pub agent: String,
+    /// How the run ended.
     pub status: Status,
     /// The agent's final answer (markdown); empty when it gave none.
     pub answer: String,
@@ -21,17 +22,21 @@ pub struct Outcome {
     pub session_id: Option<String>,
     /// The agent's reasoning, where the CLI reports it.
     pub reasoning: Option<String>,
+    /// The tool calls the agent made.
     pub tools: ToolSummary,
+    /// The tokens the run used, where the CLI reports them.
     pub usage: Option<Usage>,
     /// The CLI's exit code; `None` when a signal ended it.
     pub exit_code: Option<i32>,
     /// The signal that ended the CLI, if one did.
     pub exit_signal: Option<i32>,
+    /// How long the run took, in milliseconds.
     pub duration_ms: u64,
     /// The last lines the CLI wrote to stderr.
     pub stderr_tail: String,
     /// Things that went wrong without failing the run (unreadable lines, retries, …).
     pub warnings: Vec<String>,
+    /// Why the run did not complete; `None` when it did.
     pub error: Option<ErrorInfo>,
     /// What the run changed and where it worked: runs that may write, and isolated runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -45,16 +50,22 @@ pub struct Outcome {
     pub output: Option<serde_json::Value>,
 }
 
+/// How a run ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
+    /// The agent finished its turn.
     Completed,
+    /// The agent, its CLI or the run's setup failed.
     Failed,
+    /// The caller (or a shutdown) cancelled it.
     Cancelled,
+    /// It ran past its total or idle time limit.
     TimedOut,
 }
 
 impl Status {
+    /// Its name, as serialized: `completed`, `failed`, `cancelled`, `timed_out`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Completed => "completed",
@@ -64,7 +75,6 @@ impl Status {
         }
     }
 }
-
 
 impl Outcome {
     /// The outcome of a run whose CLI never started (stopped in a queue, failed to spawn).
@@ -104,7 +114,7 @@ impl Outcome {
     }
 }
 
-
+/// The tool calls of a run: how many, and the latest.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolSummary {
     /// Tool calls started.
@@ -115,39 +125,59 @@ pub struct ToolSummary {
     pub recent: Vec<ToolCall>,
 }
 
+/// One finished tool call.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ToolCall {
+    /// The tool's name, as the CLI calls it (`shell`, `edit`, `Bash`…).
     pub name: String,
+    /// The shell command it ran, for a tool that runs one.
     pub command: Option<String>,
+    /// The command's exit code, where the CLI reports it.
     pub exit_code: Option<i64>,
+    /// Whether the CLI reported it successful.
     pub success: bool,
 }
 
 /// Why a run did not complete, and what to do about it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ErrorInfo {
+    /// What kind of failure it is.
     pub kind: ErrorKind,
+    /// What happened, in the CLI's words where it gave some.
     pub message: String,
+    /// What to do about it, where there is something to do.
     pub hint: Option<String>,
 }
 
+/// The kinds of failure a caller can act on alike, whichever CLI reported them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
+    /// The model provider refused the credentials (HTTP 401 or 403).
     Authentication,
+    /// The provider's rate limit or quota was hit (HTTP 429).
     RateLimited,
+    /// The provider failed (HTTP 5xx).
     ServerError,
+    /// The provider refused the request (HTTP 400, 404, 413, 422).
     BadRequest,
+    /// The provider could not be reached.
     Connection,
+    /// The provider's stream ended before the answer did.
     StreamCut,
+    /// The session to resume does not exist.
     SessionNotFound,
     /// Any other failure the CLI reported.
     AgentError,
     /// The CLI exited without finishing its turn.
     Crashed,
+    /// The CLI printed a line longer than the engine accepts.
     OutputTooLarge,
+    /// The run was cancelled.
     Cancelled,
+    /// The run passed its total time limit.
     TotalTimeout,
+    /// The run printed nothing for longer than its idle limit.
     IdleTimeout,
     /// The answer is not JSON that conforms to the run's `output_schema`.
     InvalidOutput,
@@ -158,6 +188,7 @@ pub enum ErrorKind {
 /// What a command of the caller's did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandOutcome {
+    /// The command, as given to `sh -c`.
     pub command: String,
     /// Exit code 0.
     pub passed: bool,
@@ -169,6 +200,7 @@ pub struct CommandOutcome {
     /// Stopped because the run was cancelled.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cancelled: bool,
+    /// How long it took, in milliseconds.
     pub duration_ms: u64,
     /// The last lines of its output (stdout and stderr together).
     pub output_tail: String,

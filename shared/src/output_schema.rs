@@ -26,11 +26,13 @@ impl std::fmt::Debug for OutputSchema {
 /// Why a schema cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum SchemaError {
+    /// It is not a JSON object (the JSON type it is).
     #[error(
         "output_schema must be a JSON Schema object (e.g. {{\"type\": \"object\", \
          \"properties\": {{…}}}}), not {0}"
     )]
     NotAnObject(&'static str),
+    /// It is not a valid JSON Schema.
     #[error(
         "output_schema is not a valid JSON Schema: {0}. Fix the schema (drafts 4 to 2020-12 \
          are understood; remote `$ref`s are not fetched)"
@@ -41,13 +43,16 @@ pub enum SchemaError {
 /// Why an answer does not follow the schema. The message names the fix.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum AnswerError {
+    /// The answer is not JSON.
     #[error("the answer is not JSON ({0}): the schema asks for one JSON value and no prose")]
     NotJson(String),
+    /// The answer is JSON that breaks the schema: the validator's first errors.
     #[error("the answer does not conform to output_schema: {}", .0.join("; "))]
     NotConforming(Vec<String>),
 }
 
 impl OutputSchema {
+    /// `schema`, checked: a JSON object that is a valid JSON Schema.
     pub fn new(schema: Value) -> Result<Self, SchemaError> {
         if !schema.is_object() {
             return Err(SchemaError::NotAnObject(json_type(&schema)));
@@ -60,6 +65,7 @@ impl OutputSchema {
         })
     }
 
+    /// The schema as given.
     pub fn schema(&self) -> &Value {
         &self.schema
     }

@@ -10,8 +10,10 @@ use tokio::time::Instant;
 /// One question and its answer, as a transcript event.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PersonQuestion {
+    /// What the person was asked about.
     #[serde(flatten)]
     pub about: QuestionAbout,
+    /// The answer.
     pub answer: PersonAnswer,
     /// The client through which the person answered; `None` when nobody did (the server
     /// answered itself: denied without asking, nobody to ask, no answer in time).
@@ -26,21 +28,29 @@ pub struct PersonQuestion {
 pub enum QuestionAbout {
     /// The agent asked to use a tool its call's permission level does not give it.
     ToolPermission {
+        /// The tool, in the CLI's name for it.
         tool: String,
         /// The tool's input, cut short.
         input: String,
     },
     /// The call went past the server's bounds, in the words the person was asked in.
-    ServerBounds { bounds: String },
+    ServerBounds {
+        /// The bounds it went past.
+        bounds: String,
+    },
 }
 
 /// How the question was answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PersonAnswer {
+    /// The person allowed it.
     Allowed,
+    /// The person declined it.
     Declined,
+    /// The person dismissed the question without answering.
     Cancelled,
+    /// Nobody answered in time.
     TimedOut,
     /// What the call's level or the server forbids outright: nobody was asked.
     DeniedWithoutAsking,
@@ -120,7 +130,7 @@ pub fn denial_message(asked: &str, why: &str, how_to_allow: &str) -> String {
 }
 
 /// A denial made with [`denial_message`] in a line of the CLI's output (the tool's result,
-/// JSON-escaped as the CLI wrote it): "cli-agent-mcp denied <what>: <why>".
+/// JSON-escaped as the CLI wrote it): `"cli-agent-mcp denied <what>: <why>"`.
 pub fn denial_in(line: &str) -> Option<String> {
     // Searched for in every tool's end: a finder made once, not at each search.
     static FINDER: LazyLock<memchr::memmem::Finder<'static>> =

@@ -6,7 +6,7 @@
 //! A masked secret keeps what tells a person which key it was, the kind and its first few
 //! characters: `sk-ant-api03-AbCd…[redacted]`, `OPENAI_API_KEY=sk-p…[redacted]`. Masking is
 //! idempotent (what it leaves is too short to match again), so text may pass through it at
-//! several exits. Recognised shapes are listed in [`RULES`]; the `regex` crate does the
+//! several exits. Recognised shapes are listed in `RULES`; the `regex` crate does the
 //! matching because it is linear-time on any input and already in the tree through
 //! `tracing-subscriber`.
 
@@ -72,12 +72,20 @@ const fn value(pattern: &'static str) -> Rule {
 
 /// Whether any rule matches: all that text without a secret (nearly all text) needs. The
 /// patterns are constants: a failure to compile is a bug that every test catches.
+#[allow(
+    clippy::expect_used,
+    reason = "constant patterns, compiled by every test that redacts"
+)]
 static ANY: LazyLock<RegexSet> = LazyLock::new(|| {
     RegexSet::new(RULES.iter().map(|rule| rule.pattern)).expect("the redaction patterns compile")
 });
 
 /// Each rule on its own, to mask what [`ANY`] found; built at the first secret, as building
 /// them costs as much as building [`ANY`].
+#[allow(
+    clippy::expect_used,
+    reason = "constant patterns, compiled by every test that redacts"
+)]
 static EACH: LazyLock<Vec<(Regex, bool)>> = LazyLock::new(|| {
     RULES
         .iter()

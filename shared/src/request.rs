@@ -28,6 +28,7 @@ pub enum Permission {
 }
 
 impl Permission {
+    /// Its name, as the tools and the command line spell it.
     pub fn name(self) -> &'static str {
         match self {
             Self::ReadOnly => "read-only",
@@ -70,6 +71,7 @@ pub enum Isolation {
 }
 
 impl Isolation {
+    /// Its name, as the tools and the command line spell it.
     pub fn name(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -109,10 +111,13 @@ pub enum Base {
 /// One run, whichever agent runs it (the engine takes the agent beside the request).
 #[derive(Clone, Debug)]
 pub struct RunRequest {
+    /// What the agent is to do: written to the CLI's stdin, never an argument.
     pub prompt: String,
     /// The CLI's working directory; must be an existing directory.
     pub workspace: PathBuf,
+    /// How much the agent may do.
     pub permission: Permission,
+    /// The model, instead of the CLI's (or the agent's) default.
     pub model: Option<String>,
     /// Resume this session of the CLI instead of starting a new one.
     pub session_id: Option<String>,
@@ -142,7 +147,9 @@ pub struct RunRequest {
 /// bearer token it takes and the tool that answers. Its `Debug` never shows the token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct QuestionEndpoint {
+    /// The endpoint's URL.
     pub url: String,
+    /// The bearer token it takes.
     pub token: String,
     /// The endpoint's one tool, which takes `{tool_name, input}`.
     pub tool: String,
@@ -158,6 +165,7 @@ impl std::fmt::Debug for QuestionEndpoint {
 }
 
 impl RunRequest {
+    /// A request of `prompt` in `workspace`, everything else by default: read-only, in place.
     pub fn new(prompt: impl Into<String>, workspace: impl Into<PathBuf>) -> Self {
         Self {
             prompt: prompt.into(),

@@ -97,7 +97,11 @@ mod tests {
     fn versions_are_read_from_each_clis_own_format() {
         let outputs = [
             ("codex", "codex-cli 0.171.0\n", Some("0.171.0")),
-            ("codex", "codex-cli 0.172.0-alpha.3\n", Some("0.172.0-alpha.3")),
+            (
+                "codex",
+                "codex-cli 0.172.0-alpha.3\n",
+                Some("0.172.0-alpha.3"),
+            ),
             ("claude", "2.1.332 (Claude Code)\n", Some("2.1.332")),
             ("gemini", "0.61.0\n", Some("0.61.0")),
             ("opencode", "v1.18.33", Some("1.18.33")),

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use cli_agent_engine::{
-    Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, PersonQuestion, Prepared, SetupError,
-    Status,
+    Agent, AgentEvent, Engine, ErrorInfo, ErrorKind, Outcome, PersonQuestion, Placed, Prepared,
+    SetupError, Status,
 };
 use tokio::sync::futures::Notified;
 use tokio::sync::{Notify, broadcast};
@@ -307,19 +307,19 @@ impl Jobs {
         }
     }
 
-    async fn run(&self, job: &Job, mut prepared: Prepared, watch: Option<EventWatch>) -> Outcome {
+    async fn run(&self, job: &Job, prepared: Prepared, watch: Option<EventWatch>) -> Outcome {
         job.set_state(JobState::Running);
         job.progress.set("started".to_owned());
         let id = job.id.clone();
         self.record(move |store| store.mark_running(&id)).await;
         self.changes.send(JobChange::Updated(job.id.clone()));
-        let in_place = match self.place(&job.id, &mut prepared).await {
-            Ok(in_place) => in_place,
+        let (placed, in_place) = match self.place(&job.id, prepared).await {
+            Ok(placed) => placed,
             Err(error) => return did_not_start(job.agent, &error),
         };
         let recorder = self.transcript(&job.id);
         let result = self
-            .run_observed(job, prepared, recorder.as_ref(), watch)
+            .run_observed(job, placed, recorder.as_ref(), watch)
             .await;
         if let Some(recorder) = recorder {
             if let Some(line) = job.progress.line() {
@@ -345,7 +345,7 @@ impl Jobs {
     async fn run_observed(
         &self,
         job: &Job,
-        prepared: Prepared,
+        placed: Placed,
         recorder: Option<&Recorder>,
         mut watch: Option<EventWatch>,
     ) -> Result<Outcome, SetupError> {
@@ -360,7 +360,7 @@ impl Jobs {
         };
         let run = self
             .engine
-            .run_prepared(prepared, job.cancel_token().clone(), &mut observe);
+            .run_placed(placed, job.cancel_token().clone(), &mut observe);
         tokio::pin!(run);
         let mut copy = tokio::time::interval(STORE_POLL);
         loop {

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use cli_agent_engine::Isolation;
 use cli_agent_engine::git::JobKey;
 use cli_agent_engine::isolation::{TreeError, TreeOutcome, check_workspace};
-use cli_agent_engine::{Outcome, Prepared, RunRequest, SetupError};
+use cli_agent_engine::{Outcome, Placed, Prepared, RunRequest, SetupError};
 
 use super::in_place::InPlace;
 use super::manager::Jobs;
@@ -62,8 +62,8 @@ impl Jobs {
     pub(super) async fn place(
         &self,
         id: &JobId,
-        prepared: &mut Prepared,
-    ) -> Result<Option<InPlace>, SetupError> {
+        prepared: Prepared,
+    ) -> Result<(Placed, Option<InPlace>), SetupError> {
         let worktrees = match self.store_or_problem() {
             Ok(store) => store.worktrees_dir(),
             Err(_) if prepared.request().isolation == Isolation::None => std::env::temp_dir(),
@@ -73,9 +73,9 @@ impl Jobs {
             }
         };
         let key = JobKey::new(id.as_str()).map_err(TreeError::from)?;
-        self.engine().place(prepared, key, worktrees).await?;
-        let Some(tree) = prepared.tree() else {
-            return Ok(None);
+        let placed = self.engine().place(prepared, key, worktrees).await?;
+        let Some(tree) = placed.tree() else {
+            return Ok((placed, None));
         };
         let record = TreeRecord {
             tree: tree.clone(),
@@ -86,7 +86,7 @@ impl Jobs {
         let in_place =
             (tree.isolation == Isolation::None).then(|| self.in_place.enter(&tree.repo, &id));
         self.record(move |store| store.set_tree(&id, &record)).await;
-        Ok(in_place)
+        Ok((placed, in_place))
     }
 
     /// Records what became of a finished run's tree, and warns of what it may collide with.

@@ -134,7 +134,7 @@ fn code_matching(path: &str, pattern: &Regex) -> Vec<String> {
 #[test]
 fn only_the_jobs_run_a_run() {
     let steps =
-        Regex::new(r"\.(prepare|place|run_prepared)\s*\(\s*(agent|prepared|&mut)|\bEngine::run\b")
+        Regex::new(r"\.(prepare|place|run_placed)\s*\(\s*(agent|prepared|placed)|\bEngine::run\b")
             .expect("a regex");
     let outside: Vec<String> = ["src/commands", "src/mcp", "src/transport", "src/dashboard"]
         .iter()

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::Cli;
 use super::qwen::Qwen;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::error::SetupError;
 use crate::request::RunRequest;
@@ -38,8 +38,12 @@ impl Cli for {{Type}} {
         &["{{NAME}}_*"]
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        Qwen.command(request, program)
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        Qwen.command_line(request, program)
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

@@ -41,11 +41,17 @@ pub fn builtin_names() -> String {
     names.join(", ")
 }
 
+/// OpenAI's Codex CLI under its own name.
 pub const CODEX: Agent = Agent::builtin(&codex::Codex);
+/// Anthropic's Claude Code under its own name.
 pub const CLAUDE: Agent = Agent::builtin(&claude::Claude);
+/// Google's Gemini CLI under its own name.
 pub const GEMINI: Agent = Agent::builtin(&gemini::Gemini);
+/// opencode under its own name.
 pub const OPENCODE: Agent = Agent::builtin(&opencode::Opencode);
+/// Qwen Code under its own name.
 pub const QWEN: Agent = Agent::builtin(&qwen::Qwen);
+/// GitHub Copilot CLI under its own name.
 pub const COPILOT: Agent = Agent::builtin(&copilot::Copilot);
 
 #[cfg(test)]
@@ -76,9 +82,15 @@ mod tests {
             let row = format!("| {name} | `{package}` | {version} |");
             assert!(table.contains(&row), "docs/clis.md has no row {row}");
             let pinned = format!(" {package}@{version}");
-            assert!(install.contains(&pinned), "docs/install.md installs no{pinned}");
+            assert!(
+                install.contains(&pinned),
+                "docs/install.md installs no{pinned}"
+            );
             let row = format!("| {name} {version} |");
-            assert!(questions.contains(&row), "docs/bounds-and-questions.md has no {row}");
+            assert!(
+                questions.contains(&row),
+                "docs/bounds-and-questions.md has no {row}"
+            );
         }
     }
 

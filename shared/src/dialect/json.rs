@@ -77,7 +77,6 @@ pub(crate) struct Fields<'k> {
 }
 
 impl Fields<'_> {
-    #[inline]
     pub fn required<'a>(
         &self,
         name: &str,
@@ -87,7 +86,6 @@ impl Fields<'_> {
             .ok_or_else(|| self.malformed(format!("missing field `{name}`")))
     }
 
-    #[inline]
     pub fn optional<'a>(
         &self,
         name: &str,
@@ -100,7 +98,6 @@ impl Fields<'_> {
         }
     }
 
-    #[inline]
     pub fn optional_int(
         &self,
         name: &str,

@@ -6,7 +6,6 @@
 #[cfg(test)]
 mod captures;
 pub(crate) mod json;
-pub(crate) mod scan;
 
 use crate::event::AgentEvent;
 
@@ -24,5 +23,10 @@ pub enum LineIssue {
     /// A JSON object whose `type` this parser does not know.
     UnknownType(String),
     /// A known type whose fields did not have the expected shape.
-    Malformed { event_type: String, reason: String },
+    Malformed {
+        /// The line's `type`.
+        event_type: String,
+        /// What was wrong, in serde's words.
+        reason: String,
+    },
 }

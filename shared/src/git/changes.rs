@@ -13,10 +13,14 @@ use super::snapshot::Snapshot;
 /// The files a run changed, with totals; or, outside git, why there is nothing to tell.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Changes {
+    /// The files changed, each with its lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileChange>,
+    /// How many files changed.
     pub files_changed: u64,
+    /// Lines added over every file.
     pub lines_added: u64,
+    /// Lines removed over every file.
     pub lines_removed: u64,
     /// Set when the workspace is not in a git repository, saying so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -26,24 +30,33 @@ pub struct Changes {
 /// One file's change. Paths are relative to the repository's top level.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct FileChange {
+    /// The file's path (after a rename).
     pub path: String,
     /// The path before a rename.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_path: Option<String>,
+    /// What happened to it.
     pub change: ChangeKind,
+    /// Lines added.
     pub lines_added: u64,
+    /// Lines removed.
     pub lines_removed: u64,
     /// Binary content: no line counts.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub binary: bool,
 }
 
+/// What happened to a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {
+    /// It is new.
     Added,
+    /// Its content or mode changed.
     Modified,
+    /// It is gone.
     Deleted,
+    /// It was moved, perhaps changed too.
     Renamed,
 }
 
@@ -71,6 +84,7 @@ impl Changes {
         }
     }
 
+    /// Whether no file changed.
     pub fn is_empty(&self) -> bool {
         self.files.is_empty()
     }

@@ -14,12 +14,15 @@ pub(super) const BRANCH_PREFIX: &str = "cli-agent-mcp/";
 pub struct JobKey(String);
 
 impl JobKey {
+    /// `key`, if it can name refs: 1 to 64 characters of `A-Z a-z 0-9 _ -`, not starting
+    /// with `-`.
     pub fn new(key: impl Into<String>) -> Result<Self, GitError> {
         let key = key.into();
         check_component(&key)?;
         Ok(Self(key))
     }
 
+    /// The key as given.
     pub fn as_str(&self) -> &str {
         &self.0
     }

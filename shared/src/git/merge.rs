@@ -9,8 +9,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::changes::Changes;
-use super::command::MERGE_TREE_BASE;
 use super::error::GitError;
+use super::invocation::MERGE_TREE_BASE;
 use super::job::JobKey;
 use super::repo::Repo;
 use super::snapshot::Snapshot;
@@ -19,14 +19,18 @@ use super::temp_index::TempIndex;
 /// Whether to write the merge into the workspace or only find out if it would apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Find out only; the workspace is not touched.
     Check,
+    /// Write the workspace's files.
     Write,
 }
 
 /// A clean merge: what it changes in the workspace, and whether it was written.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Merged {
+    /// What it changes in the workspace.
     pub changes: Changes,
+    /// Whether it was written ([`Mode::Write`]).
     pub written: bool,
     /// The workspace just before, as recorded under the job's refs.
     pub workspace: Snapshot,

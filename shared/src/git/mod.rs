@@ -32,10 +32,10 @@
 //! ```
 
 mod changes;
-mod command;
 mod diff;
 mod error;
 mod include;
+mod invocation;
 mod job;
 mod merge;
 mod repo;
@@ -44,8 +44,8 @@ mod temp_index;
 mod worktree;
 
 pub use changes::{ChangeKind, Changes, FileChange};
-pub use command::{Git, Version};
 pub use error::{GitError, Operation};
+pub use invocation::{Git, Version};
 pub use job::JobKey;
 pub use merge::{Merged, Mode};
 pub use repo::{Repo, not_tracked_reason};

@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::command::{Git, Invocation};
 use super::error::{GitError, Operation};
+use super::invocation::{Git, Invocation};
 
 /// A working tree of a git repository, seen from a workspace directory inside it.
 #[derive(Clone, Debug)]
@@ -11,7 +11,6 @@ pub struct Repo {
     git: Git,
     top: PathBuf,
     git_dir: PathBuf,
-    common_dir: PathBuf,
     subdir: PathBuf,
 }
 
@@ -38,11 +37,7 @@ impl Repo {
         let located = git
             .run(dir)
             .args(["rev-parse", "--path-format=absolute", "--git-dir"])
-            .args([
-                "--git-common-dir",
-                "--is-bare-repository",
-                "--is-inside-work-tree",
-            ])
+            .args(["--is-bare-repository", "--is-inside-work-tree"])
             .arg("--show-prefix")
             .allow(&[0, 128])
             .output()?;
@@ -52,7 +47,7 @@ impl Repo {
         let text = String::from_utf8_lossy(&located.stdout);
         let mut lines = text.lines();
         let mut next = || lines.next().unwrap_or_default().to_owned();
-        let (git_dir, common_dir, bare, in_tree, prefix) = (next(), next(), next(), next(), next());
+        let (git_dir, bare, in_tree, prefix) = (next(), next(), next(), next());
         if bare == "true" {
             return Err(GitError::BareRepository(dir.to_owned()));
         }
@@ -64,7 +59,6 @@ impl Repo {
             git,
             top: top.into(),
             git_dir: git_dir.into(),
-            common_dir: common_dir.into(),
             subdir: prefix.trim_end_matches('/').into(),
         }))
     }
@@ -76,26 +70,21 @@ impl Repo {
 
     /// This working tree's own git directory (`.git`, or `.git/worktrees/<name>` of a linked
     /// worktree): its index and HEAD.
-    pub fn git_dir(&self) -> &Path {
+    pub(crate) fn git_dir(&self) -> &Path {
         &self.git_dir
     }
 
-    /// The directory shared by all worktrees of the repository: objects, refs, worktree records.
-    pub fn common_dir(&self) -> &Path {
-        &self.common_dir
-    }
-
     /// The workspace directory relative to [`Repo::top`]; empty at the top.
-    pub fn subdir(&self) -> &Path {
+    pub(crate) fn subdir(&self) -> &Path {
         &self.subdir
     }
 
-    pub fn git(&self) -> &Git {
+    pub(crate) fn git(&self) -> &Git {
         &self.git
     }
 
     /// The operation the repository is in the middle of, if any.
-    pub fn operation_in_progress(&self) -> Option<Operation> {
+    pub(crate) fn operation_in_progress(&self) -> Option<Operation> {
         let exists = |name: &str| self.git_dir.join(name).exists();
         if exists("rebase-merge") || exists("rebase-apply/rebasing") {
             Some(Operation::Rebase)

@@ -18,7 +18,9 @@ const EMPTY_TREE_INPUT: &[u8] = b"";
 /// One recorded state: a commit (kept reachable by a ref of the job) and its tree.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Snapshot {
+    /// The commit's id.
     pub commit: String,
+    /// Its tree's id.
     pub tree: String,
 }
 

@@ -22,7 +22,9 @@ pub struct Worktree {
     pub path: PathBuf,
     /// Where the agent runs: the workspace's subdirectory, in the worktree.
     pub workdir: PathBuf,
+    /// Its branch, `cli-agent-mcp/<job>`.
     pub branch: String,
+    /// The snapshot it starts from, which its changes are measured against.
     pub base: Snapshot,
     /// Git-ignored files copied in because `.worktreeinclude` names them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -32,15 +34,20 @@ pub struct Worktree {
 /// What becomes of a job's branch when its worktree is removed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BranchFate {
+    /// The branch stays, with the job's commits.
     Keep,
+    /// The branch goes too.
     Delete,
 }
 
 /// One of our worktrees as git records it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct JobWorktree {
+    /// The job's key, from its branch's name.
     pub job: String,
+    /// Its top level.
     pub path: PathBuf,
+    /// Its branch.
     pub branch: String,
     /// Its directory is gone (deleted by hand); git still has its record.
     pub missing: bool,
@@ -138,7 +145,7 @@ impl Repo {
     }
 
     /// Our worktrees of this repository: those on a `cli-agent-mcp/<job>` branch.
-    pub fn job_worktrees(&self) -> Result<Vec<JobWorktree>, GitError> {
+    pub(crate) fn job_worktrees(&self) -> Result<Vec<JobWorktree>, GitError> {
         let listed = self
             .run()
             .args(["worktree", "list", "--porcelain", "-z"])

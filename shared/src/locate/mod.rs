@@ -19,7 +19,9 @@ use crate::error::{Looked, SetupError};
 /// A CLI's binary and where it was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundCli {
+    /// The binary.
     pub path: PathBuf,
+    /// How it was found.
     pub source: CliSource,
     /// The dir it was found in, the home written `~`.
     pub dir: String,

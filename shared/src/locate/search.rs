@@ -51,7 +51,10 @@ pub enum CliSource {
     /// The PATH the user's login shell sets up.
     LoginShell,
     /// The `bin` of nvm's node `version` (`v22.11.0`).
-    Nvm { version: String },
+    Nvm {
+        /// The node version's directory name.
+        version: String,
+    },
     /// The `bin` of the npm prefix set in `~/.npmrc`.
     NpmrcPrefix,
     /// One of [`INSTALL_DIRS`], as written there.
@@ -94,6 +97,7 @@ pub enum LoginPath {
     Off,
     /// Asked, and no PATH came back (no shell, a failure, or out of time).
     NoAnswer,
+    /// The PATH it set up.
     Known(OsString),
 }
 
@@ -104,6 +108,7 @@ pub struct Places<'a> {
     pub home: Option<&'a Path>,
     /// The server's own PATH.
     pub path: &'a OsStr,
+    /// The login shell's PATH, as far as it was asked for.
     pub login: &'a LoginPath,
 }
 

@@ -3,6 +3,7 @@
 /// What one pass of [`super::kill_runs`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MarkedPass {
+    /// Processes it killed.
     pub killed: usize,
     /// Processes whose environment read empty: perhaps marked, in the middle of an exec.
     pub unsure: usize,

@@ -25,8 +25,8 @@
 //!   process that is gone or not ours to read.
 //!
 //! The logic around the macOS calls that is not a system call (linking a process table into a
-//! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in [`tree`],
-//! [`teardown`] and [`seatbelt`], compiled on macOS and in the tests of every OS.
+//! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in `tree`,
+//! `teardown` and `seatbelt`, compiled on macOS and in the tests of every OS.
 
 #[cfg(target_os = "linux")]
 mod linux;
@@ -52,11 +52,10 @@ pub(crate) mod tree;
 mod observe_tests;
 
 pub use os::{
-    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments,
-    before_exec, build_sandbox, children, cpu_time_of, current_exe, environment_value,
-    kill_runs, probe_sandbox, process_ids, process_start, release_freed_memory, resident_bytes,
-    sandboxed_argv, tune_allocator,
-    spawn_sandbox, sweep, widen_pipe,
+    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments, before_exec,
+    build_sandbox, children, cpu_time_of, current_exe, environment_value, kill_runs, probe_sandbox,
+    process_ids, process_start, release_freed_memory, resident_bytes, sandboxed_argv,
+    spawn_sandbox, sweep, tune_allocator, widen_pipe,
 };
 
 /// Whether process `pid` exists and has not exited (a zombie has, only not yet reaped).

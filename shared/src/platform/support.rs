@@ -5,7 +5,10 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelSupport {
     /// Landlock works; the kernel's ABI version (1 came with Linux 5.13).
-    Landlock { abi: i32 },
+    Landlock {
+        /// The ABI version.
+        abi: i32,
+    },
     /// Landlock is built in but not enabled at boot (not in the `lsm=` list).
     LandlockDisabled,
     /// Landlock is not built into this kernel.
@@ -17,6 +20,7 @@ pub enum KernelSupport {
 }
 
 impl KernelSupport {
+    /// Whether it can confine a run.
     pub fn is_available(self) -> bool {
         matches!(self, Self::Landlock { .. } | Self::Seatbelt)
     }
@@ -55,9 +59,12 @@ impl std::fmt::Display for KernelSupport {
 
 /// The OS refused to build a run's sandbox.
 #[derive(Debug, thiserror::Error)]
-#[error("could not build the {sandbox} rules of the run: {reason}; set --sandbox off to run unconfined")]
+#[error(
+    "could not build the {sandbox} rules of the run: {reason}; set --sandbox off to run unconfined"
+)]
 pub struct BuildError {
     /// The OS's sandbox, by name.
     pub sandbox: &'static str,
+    /// Why the OS refused.
     pub reason: String,
 }

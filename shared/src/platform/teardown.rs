@@ -2,7 +2,7 @@
 //!
 //! Killing processes one by one while the others still run lets them fork faster than we
 //! look. A stopped process cannot fork, so each round scans the table, links it into the
-//! [`RunTree`] and stops every live member not yet stopped; once a round finds nobody new, it
+//! [`ProcessTree`] and stops every live member not yet stopped; once a round finds nobody new, it
 //! kills the stopped ones. A scan that still shows a live member (one the earlier scans missed,
 //! or one slow to die) starts it over. Each signal is checked against the process's unique id
 //! just before it is sent, so a pid reused meanwhile is never hit. Zombies are already dead:
@@ -10,7 +10,7 @@
 
 use std::collections::HashSet;
 
-use super::tree::{ProcEntry, RunTree};
+use super::tree::{ProcEntry, ProcessTree};
 
 /// The signals a teardown sends.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,11 @@ struct Target {
 
 /// Stop, rescan and kill until a scan shows no live member of `tree`, for at most
 /// `max_rounds` scans. The last round kills whatever it stopped, so nothing is left frozen.
-pub fn tear_down(table: &mut impl ProcessTable, tree: &mut RunTree, max_rounds: usize) -> Teardown {
+pub fn tear_down(
+    table: &mut impl ProcessTable,
+    tree: &mut ProcessTree,
+    max_rounds: usize,
+) -> Teardown {
     let mut stopped = HashSet::new();
     let mut killed = HashSet::new();
     for round in 1..=max_rounds {
@@ -86,7 +90,7 @@ pub fn tear_down(table: &mut impl ProcessTable, tree: &mut RunTree, max_rounds: 
     }
 }
 
-fn live_members(snapshot: &[ProcEntry], tree: &mut RunTree) -> Vec<Target> {
+fn live_members(snapshot: &[ProcEntry], tree: &mut ProcessTree) -> Vec<Target> {
     tree.link(snapshot)
         .into_iter()
         .filter(|entry| !entry.zombie)
@@ -304,8 +308,8 @@ mod tests {
         ScriptedTable::with([process(50, LEADER, 1), process(9, 9, 1)])
     }
 
-    fn run_tree() -> RunTree {
-        RunTree::new([LEADER], Some(50), MarkerMatch::Exact(RUN.to_owned()))
+    fn process_tree() -> ProcessTree {
+        ProcessTree::new([LEADER], Some(50), MarkerMatch::Exact(RUN.to_owned()))
     }
 
     fn forks(parent: u64, pid: i32, unique_id: u64) -> Event {
@@ -324,7 +328,7 @@ mod tests {
         let mut table = run_table()
             .after_scan(1, forks(LEADER, 51, 101))
             .after_scan(2, forks(101, 52, 102));
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {
@@ -343,7 +347,7 @@ mod tests {
             .after_scan(1, forks(LEADER, 51, 101))
             .after_scan(1, forks(LEADER, 52, 102))
             .after_scan(2, forks(101, 53, 103));
-        tear_down(&mut table, &mut run_tree(), ROUNDS);
+        tear_down(&mut table, &mut process_tree(), ROUNDS);
         let signals: Vec<TeardownSignal> = table.log.iter().map(|&(signal, _)| signal).collect();
         let first_kill = signals.iter().position(|&s| s == TeardownSignal::Kill);
         let (stops, kills) = signals.split_at(first_kill.unwrap_or(signals.len()));
@@ -356,7 +360,7 @@ mod tests {
     fn a_member_the_scans_missed_until_after_the_kills_is_stopped_then_killed() {
         let missed = process(60, 160, LEADER);
         let mut table = run_table().after_scan(2, Event::Appear(missed));
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {
@@ -380,7 +384,7 @@ mod tests {
             ..process(70, 170, 101)
         };
         let mut table = ScriptedTable::with([daemon]);
-        let mut tree = run_tree();
+        let mut tree = process_tree();
         tree.adopt(101);
         let result = tear_down(&mut table, &mut tree, ROUNDS);
         assert_eq!(
@@ -396,7 +400,7 @@ mod tests {
 
     #[test]
     fn a_bystander_with_a_dead_members_pid_survives() {
-        let mut tree = run_tree();
+        let mut tree = process_tree();
         tree.link(&[process(50, LEADER, 1), process(51, 101, LEADER)]);
         // 101 died; a stranger now has pid 51.
         let mut table = run_table();
@@ -419,7 +423,7 @@ mod tests {
         let mut table = run_table();
         table.procs.push(Proc::running(process(51, 101, LEADER)));
         table.reuse_at_signal = Some(process(51, 901, 1));
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert!(result.complete);
         assert_eq!(table.state(901), Some(State::Running));
         assert!(!table.signalled(901));
@@ -447,7 +451,7 @@ mod tests {
     #[test]
     fn the_marker_catches_a_process_whose_spawner_was_never_seen() {
         let mut table = run_with_an_unseen_intermediate(MarkerSeen::Value(RUN.to_owned()));
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {
@@ -463,7 +467,7 @@ mod tests {
     fn without_the_marker_a_child_of_an_unseen_intermediate_escapes() {
         // The race userspace cannot close, documented: the orphan is not found.
         let mut table = run_with_an_unseen_intermediate(MarkerSeen::Absent);
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {
@@ -480,7 +484,7 @@ mod tests {
         let mut table = run_table();
         table.procs[0].state = State::Zombie;
         table.procs.push(Proc::running(process(51, 101, LEADER)));
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {
@@ -496,7 +500,7 @@ mod tests {
     fn a_process_that_will_not_die_ends_the_loop_at_the_round_limit() {
         let mut table = run_table();
         table.procs[0].unkillable = true;
-        let result = tear_down(&mut table, &mut run_tree(), 6);
+        let result = tear_down(&mut table, &mut process_tree(), 6);
         assert_eq!(
             result,
             Teardown {
@@ -515,7 +519,7 @@ mod tests {
             protected: true,
             ..Proc::running(process(51, 101, LEADER))
         });
-        let result = tear_down(&mut table, &mut run_tree(), 5);
+        let result = tear_down(&mut table, &mut process_tree(), 5);
         assert_eq!(
             result,
             Teardown {
@@ -534,7 +538,7 @@ mod tests {
         for (scan, pid, parent) in [(1, 51, LEADER), (2, 52, 101), (3, 53, 102), (4, 54, 103)] {
             table = table.after_scan(scan, forks(parent, pid, parent + 1));
         }
-        let result = tear_down(&mut table, &mut run_tree(), 4);
+        let result = tear_down(&mut table, &mut process_tree(), 4);
         assert_eq!(
             result,
             Teardown {
@@ -549,7 +553,7 @@ mod tests {
     #[test]
     fn a_run_with_nothing_left_is_complete_after_one_scan() {
         let mut table = ScriptedTable::with([process(9, 9, 1)]);
-        let result = tear_down(&mut table, &mut run_tree(), ROUNDS);
+        let result = tear_down(&mut table, &mut process_tree(), ROUNDS);
         assert_eq!(
             result,
             Teardown {

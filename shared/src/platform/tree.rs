@@ -60,7 +60,7 @@ impl MarkerMatch {
 /// The processes of one run (or, for the guardian, of every run of one server), known by
 /// unique id. It only grows: a dead member's id still links the children it left.
 #[derive(Clone, Debug)]
-pub struct RunTree {
+pub struct ProcessTree {
     group: Option<i32>,
     marker: MarkerMatch,
     members: HashSet<u64>,
@@ -70,7 +70,7 @@ pub struct RunTree {
 /// member, or every process the kernel spawned would link to the run.
 const NO_PROCESS: u64 = 0;
 
-impl RunTree {
+impl ProcessTree {
     /// `roots`: the run's session leader (or the server, for the guardian). `group`: the run's
     /// process group, only while its leader is unreaped.
     pub fn new(
@@ -169,8 +169,8 @@ pub(super) mod tests {
         entry
     }
 
-    fn run_tree(root: u64) -> RunTree {
-        RunTree::new([root], None, MarkerMatch::Exact(RUN.to_owned()))
+    fn run_tree(root: u64) -> ProcessTree {
+        ProcessTree::new([root], None, MarkerMatch::Exact(RUN.to_owned()))
     }
 
     fn pids(linked: &[&ProcEntry]) -> Vec<i32> {
@@ -223,7 +223,7 @@ pub(super) mod tests {
 
     #[test]
     fn members_of_the_runs_group_are_linked() {
-        let mut tree = RunTree::new([100], Some(50), MarkerMatch::Exact(RUN.to_owned()));
+        let mut tree = ProcessTree::new([100], Some(50), MarkerMatch::Exact(RUN.to_owned()));
         let stranger_in_group = ProcEntry {
             pgid: 50,
             ..process(70, 700, 7)
@@ -273,7 +273,7 @@ pub(super) mod tests {
     fn the_guardians_tree_holds_every_descendant_of_the_server() {
         let server = 10;
         let prefix = MarkerMatch::Prefix("1.a-".to_owned());
-        let mut tree = RunTree::new([server], None, prefix);
+        let mut tree = ProcessTree::new([server], None, prefix);
         let snapshot = [
             process(20, 20, server),
             process(21, 21, 20),
@@ -285,7 +285,7 @@ pub(super) mod tests {
 
     #[test]
     fn the_kernels_id_is_never_a_member() {
-        let mut tree = RunTree::new([NO_PROCESS], None, MarkerMatch::Exact(RUN.to_owned()));
+        let mut tree = ProcessTree::new([NO_PROCESS], None, MarkerMatch::Exact(RUN.to_owned()));
         tree.adopt(NO_PROCESS);
         assert!(tree.link(&[process(1, 1, NO_PROCESS)]).is_empty());
     }

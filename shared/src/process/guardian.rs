@@ -20,15 +20,17 @@ use crate::marker::MarkerPrefix;
 use crate::platform::{self, RunsOf, UNSURE_FOR};
 
 /// The hidden first argument that makes the binary a guardian.
-pub const GUARDIAN_COMMAND: &str = "__guardian";
+pub const GUARDIAN_SUBCOMMAND: &str = "__guardian";
 
 /// A pause between kill rounds, for the killed processes to finish dying.
 const ROUND: Duration = Duration::from_millis(5);
 /// A guardian that still finds marked processes after this long (a fork bomb) gives up.
 const GIVE_UP: Duration = Duration::from_secs(10);
 
+/// Why the guardian could not start; the message says what to check.
 #[derive(Debug, thiserror::Error)]
 pub enum GuardianError {
+    /// Its process could not be spawned.
     #[error(
         "cannot start the guardian process ({0}): the processes of our runs would outlive a \
          SIGKILL of this process; check that the binary is executable (and on Linux that \
@@ -48,7 +50,7 @@ impl Guardian {
     /// Start the guardian of this process's runs. Call it before the first run.
     pub fn start() -> Result<Self, GuardianError> {
         let child = Command::new(platform::current_exe().map_err(GuardianError::Start)?)
-            .arg(GUARDIAN_COMMAND)
+            .arg(GUARDIAN_SUBCOMMAND)
             .arg(MarkerPrefix::of_this_process().as_str())
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

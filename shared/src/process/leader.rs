@@ -15,6 +15,8 @@ use tokio::process::Child;
 
 use crate::platform::RunWatch;
 
+/// A run's CLI, the leader of the run's session: its exit is watched without reaping it, so
+/// its pid, group and session stay the run's until the teardown is done.
 pub struct Leader {
     watch: RunWatch,
     /// `None` only once reaped.
@@ -33,6 +35,7 @@ impl Leader {
         })
     }
 
+    /// Its pid.
     pub fn pid(&self) -> Pid {
         self.watch.pid()
     }

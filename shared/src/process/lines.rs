@@ -23,9 +23,14 @@ pub enum Line<'a> {
     /// The line's bytes, without the newline.
     Complete(&'a [u8]),
     /// A line longer than the cap; its bytes were discarded.
-    TooLong { bytes: usize },
+    TooLong {
+        /// How long it was, in bytes.
+        bytes: usize,
+    },
 }
 
+/// Splits a pipe's bytes into lines, each at most `max_bytes`: a longer line is counted and
+/// discarded, never held whole.
 pub struct LineReader<R> {
     inner: R,
     /// Bytes read; `buf[start..]` are not yet handed out.
@@ -46,6 +51,7 @@ const READ_SIZE: usize = 64 * 1024;
 const KEPT_CAPACITY: usize = 1 << 20;
 
 impl<R> LineReader<R> {
+    /// A reader of `inner`'s lines, at most `max_bytes` each.
     pub fn new(inner: R, max_bytes: usize) -> Self {
         Self {
             inner,
@@ -170,7 +176,7 @@ impl Pacing {
 }
 
 impl LineReader<Pipe> {
-    /// Wait for more output, after a short wait while the writer is busy (see [`Pacing`]);
+    /// Wait for more output, after a short wait while the writer is busy (see `Pacing`);
     /// returns how many bytes came, 0 at its end. During that wait the pipe is not watched,
     /// so the writes that fill it wake nobody. Cancel-safe: nothing is read during a wait.
     pub async fn fill_paced(&mut self) -> io::Result<usize> {

@@ -9,7 +9,7 @@ mod pipe;
 mod spawn;
 mod stderr_tail;
 
-pub use guardian::{GUARDIAN_COMMAND, Guardian, GuardianError, run_guardian};
+pub use guardian::{GUARDIAN_SUBCOMMAND, Guardian, GuardianError, run_guardian};
 pub use leader::Leader;
 pub use lines::{Line, LineReader};
 pub use pipe::Pipe;

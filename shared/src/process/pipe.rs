@@ -13,6 +13,7 @@ use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
+/// The read end of a CLI's stdout, in the runtime's epoll only while it is waited on.
 pub struct Pipe {
     /// The registration while watched. Declared first, so that it is dropped (taken out of
     /// epoll) before the fd is closed.
@@ -71,7 +72,10 @@ mod tests {
     /// The fds that this process's epoll instances (the runtime's) watch, from /proc.
     fn watched_fds() -> Vec<RawFd> {
         let mut watched = Vec::new();
-        for entry in std::fs::read_dir("/proc/self/fd").expect("list /proc/self/fd").flatten() {
+        for entry in std::fs::read_dir("/proc/self/fd")
+            .expect("list /proc/self/fd")
+            .flatten()
+        {
             let target = std::fs::read_link(entry.path()).unwrap_or_default();
             if target.to_string_lossy() != "anon_inode:[eventpoll]" {
                 continue;

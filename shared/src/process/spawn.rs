@@ -10,15 +10,19 @@ use tokio::process::{ChildStderr, ChildStdin};
 
 use super::leader::Leader;
 use super::pipe::Pipe;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::marker::{MARKER_VAR, RunMarker};
 use crate::platform::{self, SpawnSandbox};
 
 /// A started CLI: the session leader and its pipes.
 pub struct SpawnedCli {
+    /// The CLI's process, its session's leader.
     pub leader: Leader,
+    /// Where its prompt goes, then closed.
     pub stdin: ChildStdin,
+    /// Its JSONL events.
     pub stdout: Pipe,
+    /// Its diagnostics, of which the tail is kept.
     pub stderr: ChildStderr,
 }
 

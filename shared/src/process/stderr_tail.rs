@@ -22,6 +22,7 @@ const QUOTED_LINES: usize = 20;
 const CHUNK: usize = 16 * 1024;
 
 impl<R> StderrTail<R> {
+    /// A reader of `inner` that keeps its last `capacity` bytes.
     pub fn new(inner: R, capacity: usize) -> Self {
         Self {
             inner,

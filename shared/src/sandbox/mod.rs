@@ -37,6 +37,7 @@ pub enum SandboxMode {
 }
 
 impl SandboxMode {
+    /// Its name, as `--sandbox` spells it.
     pub fn name(self) -> &'static str {
         match self {
             Self::Auto => "auto",
@@ -162,8 +163,15 @@ const REFUSAL_WORDS: &[&str] = &[
 
 /// [`REFUSAL_WORDS`] as one search: every tool's end is looked at, and one pass over its line
 /// costs what a search for one of the words did.
+#[allow(
+    clippy::expect_used,
+    reason = "constant words, compiled by every test of a refusal"
+)]
 static REFUSAL: LazyLock<regex::Regex> = LazyLock::new(|| {
-    let words: Vec<String> = REFUSAL_WORDS.iter().map(|words| regex::escape(words)).collect();
+    let words: Vec<String> = REFUSAL_WORDS
+        .iter()
+        .map(|words| regex::escape(words))
+        .collect();
     // The words are constants: a failure to compile is a bug that every test catches.
     regex::Regex::new(&words.join("|")).expect("the refusal words compile")
 });

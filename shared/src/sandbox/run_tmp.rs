@@ -50,6 +50,7 @@ impl RunTmp {
         Ok(Self { path })
     }
 
+    /// The directory.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -1,7 +1,7 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::process::{self, RunMarker};
 
 #[test]

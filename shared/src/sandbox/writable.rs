@@ -8,6 +8,7 @@ use crate::request::Permission;
 /// What a run may write besides its temporary directory and the device files.
 #[derive(Clone, Debug, Default)]
 pub struct WritePlan {
+    /// The run's permission level.
     pub level: Permission,
     /// The workspace, or an isolated run's whole worktree.
     pub tree: PathBuf,

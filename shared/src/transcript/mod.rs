@@ -10,9 +10,9 @@ use std::os::unix::process::ExitStatusExt;
 
 use crate::agent::Agent;
 use crate::dialect::LineIssue;
+use crate::event::Usage;
 use crate::event::{AgentEvent, NoticeLevel};
 use crate::head_tail::HeadTail;
-use crate::event::Usage;
 use crate::outcome::{Outcome, Status, ToolCall};
 use lines::LineDiagnostics;
 use tools::ToolTally;

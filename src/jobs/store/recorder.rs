@@ -83,7 +83,11 @@ impl JobLog {
         let last = chunks.len() - 1;
         let chunk = &mut chunks[last];
         let before = chunk.lines.len();
-        event.write_json(&mut chunk.lines);
+        if serde_json::to_writer(&mut chunk.lines, event).is_err() {
+            // Into a Vec, of plain fields: it cannot fail, but half a line must not be stored.
+            chunk.lines.truncate(before);
+            return false;
+        }
         chunk.lines.push(b'\n');
         chunk.events += 1;
         self.recorded += (chunk.lines.len() - before) as u64;

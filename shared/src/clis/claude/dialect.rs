@@ -12,8 +12,8 @@ use crate::dialect::json::{
     Empty, Scalar, event_type, fields, loose_http_status, loose_int, loose_string, sum, unknown,
 };
 use crate::dialect::{Dialect, LineIssue};
-use crate::event::{AgentEvent, NoticeLevel};
 use crate::event::Usage;
+use crate::event::{AgentEvent, NoticeLevel};
 
 /// Parser state for one claude run.
 #[derive(Debug, Default)]

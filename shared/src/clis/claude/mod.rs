@@ -1,12 +1,12 @@
 //! Anthropic's Claude Code: `claude -p --output-format stream-json`.
 
-mod command;
+mod command_line;
 pub(crate) mod dialect;
 
 use std::path::Path;
 
 use crate::cli::{Cli, QuestionHook, SchemaFlag};
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -39,7 +39,7 @@ impl Cli for Claude {
     }
 
     fn own_env(&self) -> &'static [&'static str] {
-        command::OWN_ENV
+        command_line::OWN_ENV
     }
 
     /// `$CLAUDE_CONFIG_DIR` (default `~/.claude`).
@@ -50,12 +50,16 @@ impl Cli for Claude {
             .collect()
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        command::command(request, program, nix::unistd::geteuid().is_root())
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        command_line::command_line(request, program, nix::unistd::geteuid().is_root())
     }
 
     fn question_hook(&self) -> Option<QuestionHook> {
-        Some(command::hand_questions)
+        Some(command_line::hand_questions)
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

@@ -1,7 +1,6 @@
-//! codex `exec --json`: `thread.*`, `turn.*` and `item.*` events.
-//!
-//! Item lines, most of a run, are read in one pass by the scanner ([`crate::dialect::scan`]),
-//! type and item together; serde reads the others, and whatever the scanner gives up on.
+//! codex `exec --json`: `thread.*`, `turn.*` and `item.*` events, each line read by serde: its
+//! type first, then the fields of that type, borrowed from the line where the event keeps
+//! none of them.
 
 use std::borrow::Cow;
 
@@ -9,11 +8,9 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
 use crate::dialect::json::{Empty, Fields, Scalar, event_type, fields, loose_string, unknown};
-use crate::dialect::scan::{Flat, Scanner};
 use crate::dialect::{Dialect, LineIssue};
-use crate::event::{AgentEvent, NoticeLevel};
+use crate::event::{AgentEvent, NoticeLevel, Usage};
 use crate::open_calls::OpenCalls;
-use crate::event::Usage;
 
 /// Parser state for one codex run.
 #[derive(Debug, Default)]
@@ -38,8 +35,7 @@ struct ItemLine<'a> {
 /// kept loosely and checked once the type is known. (serde's internally tagged enums buffer
 /// every field to find the `type`, which is rarely the first key, and that costs more than the
 /// rest of the line.)
-#[derive(Default, Deserialize)]
-#[cfg_attr(test, derive(Debug))]
+#[derive(Deserialize)]
 struct RawItem<'a> {
     #[serde(rename = "type", borrow)]
     tag: Option<Scalar<'a>>,
@@ -110,13 +106,9 @@ fn raw<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValu
 }
 
 impl<'a> Item<'a> {
-    /// The item of a line whose type is `kind`, read by serde.
-    fn read(line: &'a str, kind: &str) -> Result<Self, LineIssue> {
-        Self::of(fields::<ItemLine>(line, kind)?.item, kind)
-    }
-
     /// The item of a line whose type is `kind`, with the field types each item type needs.
-    fn of(item: RawItem<'a>, kind: &str) -> Result<Self, LineIssue> {
+    fn read(line: &'a str, kind: &str) -> Result<Self, LineIssue> {
+        let item = fields::<ItemLine>(line, kind)?.item;
         let field = Fields { kind };
         let tag = field.required("type", item.tag)?;
         let owned = |text: Option<Cow<str>>| text.map(Cow::into_owned);
@@ -159,149 +151,6 @@ impl<'a> Item<'a> {
                 message: field.required("message", item.message)?.into_owned(),
             },
             _ => Self::Other,
-        })
-    }
-}
-
-/// An item line read without serde: in the shape codex writes it, by its constant parts
-/// ([`templated_item`]), else field by field ([`quick_item`]).
-fn fast_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<&'a str> {
-    if let Some(kind) = templated_item(line, item) {
-        return Some(kind);
-    }
-    *item = RawItem::default();
-    quick_item(line, item)
-}
-
-/// Codex writes an item's fields in its structs' order, so most lines of a run are one of a
-/// few shapes: these are read by comparing their constant parts and finding where each string
-/// ends, in about half the time of reading them key by key. Another shape, a field that is
-/// not a plain string or anything unexpected gives `None` (the item then holds what was read
-/// so far), and the line is read key by key.
-fn templated_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<&'a str> {
-    const STARTS: [(&str, &str); 2] = [
-        (r#"{"type":"item.completed","item":{"id":""#, "item.completed"),
-        (r#"{"type":"item.started","item":{"id":""#, "item.started"),
-    ];
-    let mut scan = Scanner::new(line);
-    let (_, kind) = STARTS.into_iter().find(|(start, _)| scan.expect(start))?;
-    item.id = Some(borrowed(scan.plain_string()?));
-    scan.expect(r#","type":""#).then_some(())?;
-    let tag = scan.plain_string()?;
-    item.tag = Some(borrowed(tag));
-    match tag {
-        "agent_message" | "reasoning" => {
-            scan.expect(r#","text":""#).then_some(())?;
-            item.text = Some(borrowed(scan.plain_string()?));
-        }
-        "command_execution" => templated_command(&mut scan, item)?,
-        _ => return None,
-    }
-    (scan.expect("}}") && scan.at_end()).then_some(kind)
-}
-
-/// A command's fields after its type: its output is skipped, escapes and all.
-fn templated_command<'a>(scan: &mut Scanner<'a>, item: &mut RawItem<'a>) -> Option<()> {
-    scan.expect(r#","command":""#).then_some(())?;
-    item.command = Some(borrowed(scan.plain_string()?));
-    scan.expect(r#","aggregated_output":""#).then_some(())?;
-    scan.skip_string()?;
-    scan.expect(r#","exit_code":"#).then_some(())?;
-    item.exit_code = match scan.value()? {
-        Flat::Int(code) => Some(Scalar::Int(code)),
-        Flat::Null => None,
-        _ => return None,
-    };
-    scan.expect(r#","status":""#).then_some(())?;
-    item.status = Some(borrowed(scan.plain_string()?));
-    Some(())
-}
-
-fn borrowed(text: &str) -> Scalar<'_> {
-    Scalar::Str(Cow::Borrowed(text))
-}
-
-/// The type of an item line whose fields are all flat (see [`crate::dialect::scan`]), its item
-/// read into `item` as serde would read it: the whole line in one pass. `None` when serde has
-/// to read it (and a line without an item).
-fn quick_item<'a>(line: &'a str, item: &mut RawItem<'a>) -> Option<&'a str> {
-    let mut scan = Scanner::new(line);
-    scan.open()?;
-    let (mut kind, mut found) = (None, false);
-    let mut first = true;
-    while let Some(key) = scan.key(first)? {
-        first = false;
-        match key {
-            // A repeated one is left to serde, which reports it.
-            "item" if !found => {
-                quick_item_fields(&mut scan, item)?;
-                found = true;
-            }
-            "type" if kind.is_none() => match scan.value()? {
-                Flat::Str(text) => kind = Some(text),
-                _ => return None,
-            },
-            "item" | "type" => return None,
-            _ => {
-                scan.value()?;
-            }
-        }
-    }
-    (scan.at_end() && found).then_some(kind).flatten()
-}
-
-fn quick_item_fields<'a>(scan: &mut Scanner<'a>, item: &mut RawItem<'a>) -> Option<()> {
-    scan.open()?;
-    // The fields met, one bit each, as serde fails a line that repeats one.
-    let mut seen = 0u16;
-    let mut first = true;
-    while let Some(key) = scan.key(first)? {
-        first = false;
-        // Kept as raw JSON, which serde reads.
-        if matches!(key, "changes" | "error") {
-            return None;
-        }
-        let value = scan.value()?;
-        let Some((bit, slot)) = item.flat_field(key) else {
-            continue;
-        };
-        if seen & (1 << bit) != 0 {
-            return None;
-        }
-        seen |= 1 << bit;
-        let scalar = match value {
-            Flat::Str(text) => Some(Scalar::Str(Cow::Borrowed(text))),
-            Flat::Int(n) => Some(Scalar::Int(n)),
-            Flat::Bool => Some(Scalar::Other),
-            Flat::Null => None,
-            Flat::Escaped => return None,
-        };
-        match slot {
-            Some(slot) => *slot = scalar,
-            None => item.query = scalar.and_then(Scalar::into_string),
-        }
-    }
-    Some(())
-}
-
-/// The slot of a field the fast path reads (`None` for `query`), and a bit of its own.
-type FlatField<'s, 'a> = (u8, Option<&'s mut Option<Scalar<'a>>>);
-
-impl<'a> RawItem<'a> {
-    /// The field named `key`, if the fast path reads it; it leaves the others to serde.
-    fn flat_field(&mut self, key: &str) -> Option<FlatField<'_, 'a>> {
-        Some(match key {
-            "type" => (0, Some(&mut self.tag)),
-            "id" => (1, Some(&mut self.id)),
-            "text" => (2, Some(&mut self.text)),
-            "command" => (3, Some(&mut self.command)),
-            "exit_code" => (4, Some(&mut self.exit_code)),
-            "status" => (5, Some(&mut self.status)),
-            "server" => (6, Some(&mut self.server)),
-            "tool" => (7, Some(&mut self.tool)),
-            "message" => (8, Some(&mut self.message)),
-            "query" => (9, None),
-            _ => return None,
         })
     }
 }
@@ -463,21 +312,6 @@ fn describe_changes(changes: &[Change]) -> String {
 
 impl Dialect for CodexDialect {
     fn parse_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
-        // Most lines are items of flat fields: read once, by the scanner. Filled in place: an
-        // item is large, and moving it costs more than reading it.
-        let mut item = RawItem::default();
-        match fast_item(line, &mut item) {
-            Some(kind @ "item.started") => self.item_started(Item::of(item, kind)?, out),
-            Some(kind @ "item.completed") => self.item_completed(Item::of(item, kind)?, out),
-            _ => return self.parse_slowly(line, out),
-        }
-        Ok(())
-    }
-}
-
-impl CodexDialect {
-    /// A line the scanner did not read, by serde: its type first, then its fields.
-    fn parse_slowly(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
         let Some(kind) = event_type(line)? else {
             return Ok(());
         };
@@ -502,7 +336,9 @@ impl CodexDialect {
         }
         Ok(())
     }
+}
 
+impl CodexDialect {
     fn item_started(&mut self, item: Item, out: &mut Vec<AgentEvent>) {
         if let Some(call) = item.into_call() {
             if let Some(id) = &call.id {
@@ -898,62 +734,6 @@ mod tests {
     fn turn_failed_without_a_message_still_fails() {
         let (events, _) = parse(r#"{"type":"turn.failed","error":null}"#);
         assert!(matches!(&events[..], [AgentEvent::TurnFailed { .. }]));
-    }
-
-    /// Item lines of the captures and the test streams, and lines shaped like a long run's.
-    fn item_lines() -> Vec<String> {
-        let streams = [
-            include_str!("../../../../tests/fixtures/captures/codex/tool_call.jsonl"),
-            include_str!("../../../../tests/fixtures/captures/codex/reasoning.jsonl"),
-            include_str!("../../../../tests/fixtures/streams/codex/other-items.jsonl"),
-            include_str!("../../../../tests/fixtures/streams/codex/failed-command.jsonl"),
-            include_str!("../../../../tests/fixtures/streams/codex/error-item.jsonl"),
-            r#"{"type":"item.completed","item":{"id":"item_9","type":"command_execution","command":"rg -n fn","aggregated_output":"1:fn main\n\"x\"","exit_code":0,"status":"completed"}}"#,
-            r#" { "item" : { "type" : "web_search" , "id" : "w" , "query" : 5 , "exit_code" : -12 } , "type" : "item.started" , "n" : true } "#,
-        ];
-        streams
-            .iter()
-            .flat_map(|stream| stream.lines())
-            .filter(|line| line.contains("\"item\""))
-            .map(str::to_owned)
-            .collect()
-    }
-
-    /// Both fast paths read a line exactly as serde does, or leave it to serde: checked on
-    /// every item line with each byte replaced by each character that changes JSON's shape.
-    #[test]
-    fn fast_item_paths_agree_with_serde() {
-        let (mut templated, mut quick) = (0, 0);
-        for line in item_lines() {
-            for at in (0..=line.len()).filter(|&at| line.is_char_boundary(at)) {
-                for with in [
-                    "", "\"", "\\", ",", ":", "{", "}", "[", "1", "-", ".", "n", " ", "é", "\n",
-                ] {
-                    let next = line[at..].chars().next().map_or(0, char::len_utf8);
-                    let mutated = format!("{}{with}{}", &line[..at], &line[at + next..]);
-                    templated += usize::from(agrees_with_serde(&mutated, templated_item));
-                    quick += usize::from(agrees_with_serde(&mutated, quick_item));
-                }
-            }
-        }
-        assert!(templated > 5000, "the template read only {templated} lines");
-        assert!(quick > 1000, "the scanner read only {quick} lines");
-    }
-
-    /// Whether `read` read `line` (then as serde reads it: a failure otherwise).
-    fn agrees_with_serde(
-        line: &str,
-        read: for<'a> fn(&'a str, &mut RawItem<'a>) -> Option<&'a str>,
-    ) -> bool {
-        let mut item = RawItem::default();
-        let Some(kind) = read(line, &mut item) else {
-            return false;
-        };
-        assert_eq!(event_type(line), Ok(Some(kind.into())), "{line}");
-        let slow = fields::<ItemLine>(line, "item.completed");
-        let slow = slow.map(|line| format!("{:?}", line.item));
-        assert_eq!(slow, Ok(format!("{item:?}")), "{line}");
-        true
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! OpenAI's Codex CLI: `codex exec --json`, sandboxed by the OS.
 
-mod command;
+mod command_line;
 pub(crate) mod dialect;
 
 use std::path::Path;
 
 use crate::cli::{Cli, SchemaFlag};
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -60,8 +60,12 @@ impl Cli for Codex {
         Permission::Unlimited
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        Ok(command::command(request, program))
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        Ok(command_line::command_line(request, program))
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

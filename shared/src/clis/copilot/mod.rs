@@ -1,13 +1,13 @@
 //! GitHub Copilot CLI: `copilot --output-format json`, its own session-event dialect.
 
-mod command;
+mod command_line;
 mod dialect;
 mod usage;
 
 use std::path::Path;
 
 use crate::cli::{Cli, UsageFile};
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -56,8 +56,12 @@ impl Cli for Copilot {
         home.into_iter().chain(cache).collect()
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        Ok(command::command(request, program))
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        Ok(command_line::command_line(request, program))
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

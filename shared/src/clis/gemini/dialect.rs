@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use crate::dialect::json::{event_type, fields, loose_string, sum, unknown};
 use crate::dialect::{Dialect, LineIssue};
-use crate::event::{AgentEvent, NoticeLevel};
 use crate::event::Usage;
+use crate::event::{AgentEvent, NoticeLevel};
 
 /// Parser state for one gemini run.
 #[derive(Debug, Default)]

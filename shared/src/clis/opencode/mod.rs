@@ -1,12 +1,12 @@
 //! opencode: `opencode run --format json`, permission through its environment.
 
-mod command;
+mod command_line;
 pub(crate) mod dialect;
 
 use std::path::Path;
 
 use crate::cli::Cli;
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -38,7 +38,7 @@ impl Cli for Opencode {
     }
 
     fn own_env(&self) -> &'static [&'static str] {
-        command::OWN_ENV
+        command_line::OWN_ENV
     }
 
     /// Its XDG data, config, cache and state directories.
@@ -55,8 +55,12 @@ impl Cli for Opencode {
         .collect()
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        Ok(command::command(request, program))
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        Ok(command_line::command_line(request, program))
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use crate::clis::claude::dialect::ClaudeDialect;
 use crate::dialect::json::{event_type, fields, loose_int, loose_string};
 use crate::dialect::{Dialect, LineIssue};
-use crate::event::{AgentEvent, NoticeLevel};
 use crate::event::Usage;
+use crate::event::{AgentEvent, NoticeLevel};
 
 /// Parser state for one qwen run: claude's, for the lines the two share.
 #[derive(Debug, Default)]

@@ -1,12 +1,12 @@
 //! Alibaba's Qwen Code: `qwen --output-format stream-json`, claude's stream-json.
 
-mod command;
+mod command_line;
 mod dialect;
 
 use std::path::Path;
 
 use crate::cli::{Cli, SchemaFlag};
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
@@ -53,8 +53,12 @@ impl Cli for Qwen {
             .collect()
     }
 
-    fn command(&self, request: &RunRequest, program: &Path) -> Result<CommandLine, SetupError> {
-        Ok(command::command(request, program))
+    fn command_line(
+        &self,
+        request: &RunRequest,
+        program: &Path,
+    ) -> Result<CommandLine, SetupError> {
+        Ok(command_line::command_line(request, program))
     }
 
     fn dialect(&self) -> Box<dyn Dialect> {

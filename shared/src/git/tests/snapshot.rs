@@ -261,7 +261,7 @@ fn a_subdirectory_and_a_linked_worktree_are_found_with_their_own_index() {
     write(&linked, "staged.txt", "staged\n");
     fixture.sh(&linked, &["add", "staged.txt"]);
     let repo = fixture.repo(&linked);
-    assert_ne!(repo.git_dir(), repo.common_dir());
+    assert_ne!(repo.git_dir(), fixture.repo(&dir).git_dir());
     let index_before = std::fs::read(repo.git_dir().join("index")).unwrap();
     let snapshot = repo.snapshot(&job("job_g"), "before").unwrap();
     let files = tree_files(&fixture, &linked, &snapshot);

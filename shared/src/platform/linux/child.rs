@@ -87,7 +87,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::command::CommandLine;
+    use crate::command_line::CommandLine;
     use crate::marker::RunMarker;
 
     #[tokio::test]

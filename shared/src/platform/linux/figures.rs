@@ -29,7 +29,9 @@ pub fn cpu_time_of(pid: u32) -> Option<Duration> {
     let per_second = unsafe { nix::libc::sysconf(nix::libc::_SC_CLK_TCK) };
     let per_second = u64::try_from(per_second).ok().filter(|&hz| hz > 0)?;
     let nanos = u128::from(total) * 1_000_000_000 / u128::from(per_second);
-    Some(Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX)))
+    Some(Duration::from_nanos(
+        u64::try_from(nanos).unwrap_or(u64::MAX),
+    ))
 }
 
 /// Field `number` of a `/proc/PID/stat` line, counted from 1 as proc(5) does, from the third

@@ -37,7 +37,7 @@ pub type SpawnSandbox = RulesetCreated;
 pub type Sandbox = RulesetCreated;
 
 /// A ruleset that lets its process read and run anything and write only beneath `writable`
-/// and [`DEVICES`]. Paths that do not exist are left out. Built before the fork; the child
+/// and `DEVICES`. Paths that do not exist are left out. Built before the fork; the child
 /// only has to enforce it.
 pub fn build_sandbox(writable: &[PathBuf]) -> Result<RulesetCreated, BuildError> {
     let all = AccessFs::from_all(ABI_USED);

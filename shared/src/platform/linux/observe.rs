@@ -42,7 +42,11 @@ pub fn arguments(pid: u32) -> Option<Vec<String>> {
         return None;
     }
     let arguments = cmdline.split(|&byte| byte == 0);
-    Some(arguments.map(|arg| String::from_utf8_lossy(arg).into_owned()).collect())
+    Some(
+        arguments
+            .map(|arg| String::from_utf8_lossy(arg).into_owned())
+            .collect(),
+    )
 }
 
 fn to_u32(pid: Pid) -> Option<u32> {

@@ -11,6 +11,7 @@ use tokio::io::unix::AsyncFd;
 
 use super::pidfd::PidFd;
 
+/// A run's leader, watched for its exit through a pidfd.
 pub struct RunWatch {
     pid: Pid,
     exit: AsyncFd<PidFd>,
@@ -41,6 +42,7 @@ impl RunWatch {
         Ok(Self { pid, exit })
     }
 
+    /// The leader's pid.
     pub fn pid(&self) -> Pid {
         self.pid
     }

@@ -174,9 +174,11 @@ fn list_pids(listing: Listing, capacity: usize) -> std::io::Result<Vec<i32>> {
 /// What `proc_pidinfo(PROC_PIDTBSDINFO)` says of one process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BsdInfo {
+    /// Its pid.
     pub pid: i32,
     /// The current parent: launchd (1) once the spawner is gone.
     pub ppid: i32,
+    /// Its process group.
     pub pgid: i32,
     /// Exited, not yet reaped by its parent (`pbi_status == SZOMB`).
     pub zombie: bool,
@@ -248,6 +250,7 @@ pub fn signal_if(pid: i32, unique_id: u64, signal: Signal) -> Delivery {
 /// Resident memory and CPU time of a process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TaskFigures {
+    /// Resident memory, in bytes.
     pub resident_bytes: u64,
     /// User plus system time, of its live and its ended threads.
     pub cpu: Duration,

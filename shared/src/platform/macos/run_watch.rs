@@ -18,6 +18,7 @@ use tokio::io::unix::AsyncFd;
 use super::kqueue::{ProcEvent, ProcWatch, Watching};
 use super::libproc::{child_pids, unique_ids};
 
+/// A run's leader, watched for its exit with kqueue, and its descendants tracked.
 pub struct RunWatch {
     pid: Pid,
     exit: AsyncFd<ProcWatch>,
@@ -58,6 +59,7 @@ impl RunWatch {
         })
     }
 
+    /// The leader's pid.
     pub fn pid(&self) -> Pid {
         self.pid
     }

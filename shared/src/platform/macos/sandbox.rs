@@ -31,11 +31,12 @@ pub fn build_sandbox(writable: &[PathBuf]) -> Result<Sandbox, BuildError> {
     let roots = writable
         .iter()
         .map(|path| {
-            canonical(path).map_err(|error| {
-                BuildError {
-                    sandbox: SANDBOX_NAME,
-                    reason: format!("cannot resolve the writable path {}: {error}", path.display()),
-                }
+            canonical(path).map_err(|error| BuildError {
+                sandbox: SANDBOX_NAME,
+                reason: format!(
+                    "cannot resolve the writable path {}: {error}",
+                    path.display()
+                ),
             })
         })
         .collect::<Result<Vec<_>, _>>()?;

@@ -12,7 +12,7 @@ use super::run_watch::RunWatch;
 use crate::marker::{MARKER_VAR, MarkerPrefix, RunMarker};
 use crate::platform::marked::MarkedPass;
 use crate::platform::teardown::{Delivery, ProcessTable, Teardown, TeardownSignal, tear_down};
-use crate::platform::tree::{MarkerMatch, ProcEntry, RunTree};
+use crate::platform::tree::{MarkerMatch, ProcEntry, ProcessTree};
 
 /// A pause before each rescan, for the kills of the round before to show.
 const ROUND: Duration = Duration::from_millis(10);
@@ -22,7 +22,7 @@ const MAX_ROUNDS: usize = 500;
 /// SIGKILL every process of the run that is left, wherever it went. Call it after the leader
 /// exited and before reaping it. Returns how many it killed.
 pub async fn sweep(watch: &RunWatch, marker: &RunMarker) -> usize {
-    let tree = RunTree::new(
+    let tree = ProcessTree::new(
         watch.known(),
         Some(watch.pid().as_raw()),
         MarkerMatch::Exact(marker.as_str().to_owned()),
@@ -39,7 +39,7 @@ pub async fn sweep(watch: &RunWatch, marker: &RunMarker) -> usize {
     teardown.killed
 }
 
-fn tear_down_tree(mut tree: RunTree) -> Teardown {
+fn tear_down_tree(mut tree: ProcessTree) -> Teardown {
     tear_down(&mut Table::default(), &mut tree, MAX_ROUNDS)
 }
 
@@ -71,7 +71,7 @@ impl RunsOf {
 /// teardown, so nothing is left unsure.
 pub fn kill_runs(prefix: &MarkerPrefix, runs: &RunsOf) -> MarkedPass {
     let marker = MarkerMatch::Prefix(format!("{}-", prefix.instance()));
-    let teardown = tear_down_tree(RunTree::new(runs.server, None, marker));
+    let teardown = tear_down_tree(ProcessTree::new(runs.server, None, marker));
     MarkedPass {
         killed: teardown.killed,
         unsure: 0,

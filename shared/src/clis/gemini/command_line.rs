@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::request::{Permission, RunRequest};
 
-pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.args([
         "--output-format",
@@ -32,7 +32,7 @@ mod tests {
 
     #[test]
     fn read_only_is_the_default_approval_mode() {
-        let cmd = command(&crate::request::flag_prompt_request(), Path::new("gemini"));
+        let cmd = command_line(&crate::request::flag_prompt_request(), Path::new("gemini"));
         assert_eq!(
             cmd.args,
             [
@@ -50,7 +50,7 @@ mod tests {
         request.session_id = Some("e59b".into());
         request.model = Some("gemini-2.5-flash".into());
         request.permission = Permission::Unlimited;
-        let cmd = command(&request, Path::new("gemini"));
+        let cmd = command_line(&request, Path::new("gemini"));
         assert!(cmd.args.ends_with(&[
             "yolo".into(),
             "--model=gemini-2.5-flash".into(),

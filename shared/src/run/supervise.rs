@@ -1,4 +1,4 @@
-//! Supervising one spawned CLI from start to teardown.
+//! The fourth stage: a launched CLI supervised from start to teardown.
 //!
 //! "Done" is decided by the leader's exit, never by stdout EOF: a grandchild that inherited
 //! stdout can hold the pipe open forever. After the exit, and after every stop, the whole
@@ -20,25 +20,54 @@ use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
+use crate::config::EngineConfig;
 use crate::dialect::Dialect;
 use crate::event::AgentEvent;
 use crate::process::{self, Leader, Line, LineReader, Pipe, RunMarker, SpawnedCli, StderrTail};
 use crate::question::PersonWait;
-use crate::sandbox;
+use crate::request::RunRequest;
+use crate::sandbox::{self, Confinement};
 use crate::transcript::{ProcessEnd, StopCause, Transcript};
+
+use super::launch::{Launched, Started};
+
+/// A run whose CLI has ended and whose whole process tree is gone: what it said and how it
+/// ended.
+pub(crate) struct Supervised {
+    pub(super) run: Started,
+    pub(super) transcript: Transcript,
+    pub(super) end: ProcessEnd,
+}
 
 /// The time limits and sizes of one run.
 #[derive(Clone, Debug)]
-pub struct Limits {
-    pub total: Duration,
-    pub idle: Option<Duration>,
+struct Limits {
+    total: Duration,
+    idle: Option<Duration>,
     /// Pauses the idle limit while the run waits on the person.
-    pub person_wait: PersonWait,
-    pub grace: Duration,
-    pub exit_grace: Duration,
-    pub drain_grace: Duration,
-    pub max_line_bytes: usize,
-    pub stderr_tail_bytes: usize,
+    person_wait: PersonWait,
+    grace: Duration,
+    exit_grace: Duration,
+    drain_grace: Duration,
+    max_line_bytes: usize,
+    stderr_tail_bytes: usize,
+}
+
+impl Limits {
+    /// The limits of `agent`'s run of `request`: the request's, else the agent's, else the
+    /// engine's.
+    fn of(config: &EngineConfig, agent: Agent, request: &RunRequest) -> Self {
+        Self {
+            total: config.total_limit(request),
+            idle: agent.profile().idle_timeout.or(config.idle_timeout),
+            person_wait: request.person_wait.clone(),
+            grace: config.grace,
+            exit_grace: config.exit_grace,
+            drain_grace: config.drain_grace,
+            max_line_bytes: config.max_line_bytes,
+            stderr_tail_bytes: config.stderr_tail_bytes,
+        }
+    }
 }
 
 /// Sees the events as they are parsed, in order, a batch at a time: those of the lines one
@@ -53,14 +82,62 @@ const OBSERVED_AT_ONCE: usize = 256;
 /// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default), so it is all that was written.
 const READ_NOW_LIMIT: usize = 4 << 20;
 
-/// Run the spawned CLI to its end and tear its tree down.
-pub async fn supervise(
+/// Runs a launched CLI to its end, its prompt on stdin, and tears its tree down. `cancel`
+/// stops it; `observer` sees every event as it is parsed.
+pub(crate) async fn supervise(
+    launched: Launched,
+    config: &EngineConfig,
+    cancel: &CancellationToken,
+    observer: Observer<'_>,
+) -> Supervised {
+    let Launched {
+        mut run,
+        cli,
+        marker,
+    } = launched;
+    let prepared = &mut run.placed.prepared;
+    let agent = prepared.agent;
+    let limits = Limits::of(config, agent, &prepared.request);
+    let prompt = take_prompt(agent, &mut prepared.request);
+    let (mut transcript, end) = run_cli(cli, marker, agent, prompt, limits, cancel, observer).await;
+    warn_of_refusals(run.confinement.as_ref(), &mut transcript);
+    Supervised {
+        run,
+        transcript,
+        end,
+    }
+}
+
+/// The prompt the CLI reads, taken out of the request: an output schema the CLI takes no flag
+/// for is spelled out at its end.
+pub(super) fn take_prompt(agent: Agent, request: &mut RunRequest) -> String {
+    let mut prompt = std::mem::take(&mut request.prompt);
+    if let Some(schema) = &request.output_schema
+        && agent.cli().schema_flag().is_none()
+    {
+        prompt.push_str(&schema.prompt_instruction());
+    }
+    prompt
+}
+
+/// A confined run whose tools were refused writes says what the sandbox refused.
+fn warn_of_refusals(confinement: Option<&Confinement>, transcript: &mut Transcript) {
+    if let Some(confinement) = confinement
+        && !transcript.refused().is_empty()
+    {
+        let warning = confinement.refusal_warning(transcript.refused());
+        transcript.warn(warning);
+    }
+}
+
+/// Runs the spawned CLI to its end and tears its tree down.
+async fn run_cli(
     spawned: SpawnedCli,
     marker: RunMarker,
     agent: Agent,
     prompt: String,
     limits: Limits,
-    cancel: CancellationToken,
+    cancel: &CancellationToken,
     observer: Observer<'_>,
 ) -> (Transcript, ProcessEnd) {
     let SpawnedCli {
@@ -80,7 +157,7 @@ pub async fn supervise(
         stderr: StderrTail::new(stderr, limits.stderr_tail_bytes),
     };
     let mut run = RunState::new(agent, limits, started, observer);
-    run.watch(&leader, &mut output, &cancel).await;
+    run.watch(&leader, &mut output, cancel).await;
     let exit = tear_down_and_drain(leader, &marker, agent, writer, &mut run, &mut output).await;
     let end = ProcessEnd {
         exit,

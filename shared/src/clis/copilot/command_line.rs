@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::request::{Permission, RunRequest};
 
-pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     // Nobody can answer its ask_user tool in a headless run.
     cmd.args(["--output-format", "json", "--no-ask-user"]);
@@ -25,7 +25,7 @@ mod tests {
 
     #[test]
     fn read_only_denies_the_shell_and_writes_and_passes_no_prompt_argument() {
-        let cmd = command(&crate::request::flag_prompt_request(), Path::new("copilot"));
+        let cmd = command_line(&crate::request::flag_prompt_request(), Path::new("copilot"));
         assert_eq!(
             cmd.args,
             [
@@ -44,7 +44,7 @@ mod tests {
         request.permission = Permission::Unlimited;
         request.model = Some("--allow-all".into());
         request.session_id = Some("8501240f".into());
-        let cmd = command(&request, Path::new("copilot"));
+        let cmd = command_line(&request, Path::new("copilot"));
         assert!(cmd.args.ends_with(&[
             "--allow-all".into(),
             "--model=--allow-all".into(),

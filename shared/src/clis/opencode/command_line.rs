@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::request::{Permission, RunRequest};
 
 /// opencode's own variables (`OPENCODE_*`) and the keys of the model providers it reads from
@@ -22,7 +22,7 @@ pub(super) const OWN_ENV: &[&str] = &[
     "XAI_API_KEY",
 ];
 
-pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.args(["run", "--format", "json", "--thinking"]);
     if request.permission == Permission::Unlimited {
@@ -53,7 +53,10 @@ mod tests {
 
     #[test]
     fn read_only_denies_edits_and_the_shell() {
-        let cmd = command(&crate::request::flag_prompt_request(), Path::new("opencode"));
+        let cmd = command_line(
+            &crate::request::flag_prompt_request(),
+            Path::new("opencode"),
+        );
         assert_eq!(cmd.args, ["run", "--format", "json", "--thinking"]);
         let policy = cmd.env[0].1.to_str().unwrap();
         let policy: serde_json::Value = serde_json::from_str(policy).unwrap();
@@ -68,7 +71,7 @@ mod tests {
         let mut request = crate::request::flag_prompt_request();
         request.session_id = Some("ses_abc".into());
         assert!(
-            command(&request, Path::new("opencode"))
+            command_line(&request, Path::new("opencode"))
                 .args
                 .contains(&"--session=ses_abc".into())
         );

@@ -2,13 +2,13 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::request::{Permission, RunRequest};
 
 /// The name of qwen's shell tool, as its permission rules know it.
 const SHELL_TOOL: &str = "run_shell_command";
 
-pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.args([
         "--output-format",
@@ -41,7 +41,7 @@ mod tests {
 
     #[test]
     fn read_only_is_plan_mode_and_passes_no_prompt_argument() {
-        let cmd = command(&crate::request::flag_prompt_request(), Path::new("qwen"));
+        let cmd = command_line(&crate::request::flag_prompt_request(), Path::new("qwen"));
         assert_eq!(
             cmd.args,
             ["--output-format", "stream-json", "--approval-mode", "plan"]
@@ -54,7 +54,7 @@ mod tests {
         request.permission = Permission::WorkspaceWrite;
         request.model = Some("--yolo".into());
         request.session_id = Some("c051".into());
-        let cmd = command(&request, Path::new("qwen"));
+        let cmd = command_line(&request, Path::new("qwen"));
         assert!(cmd.args.ends_with(&[
             "auto-edit".into(),
             "--allowed-tools=run_shell_command".into(),

@@ -2,10 +2,10 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::request::{Permission, RunRequest};
 
-pub(super) fn command(request: &RunRequest, program: &Path) -> CommandLine {
+pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.arg("exec");
     let sandbox = sandbox_mode(request.permission);
@@ -53,7 +53,7 @@ mod tests {
 
     #[test]
     fn new_run_sets_the_sandbox_and_reads_the_prompt_from_stdin() {
-        let cmd = command(&crate::request::flag_prompt_request(), Path::new("codex"));
+        let cmd = command_line(&crate::request::flag_prompt_request(), Path::new("codex"));
         assert_eq!(
             cmd.args,
             [
@@ -74,7 +74,7 @@ mod tests {
         request.session_id = Some("0199-thread".into());
         request.permission = Permission::WorkspaceWrite;
         request.model = Some("gpt-5.5".into());
-        let cmd = command(&request, Path::new("codex"));
+        let cmd = command_line(&request, Path::new("codex"));
         assert_eq!(
             cmd.args,
             [
@@ -96,7 +96,7 @@ mod tests {
         let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::Unlimited;
         assert!(
-            command(&request, Path::new("codex"))
+            command_line(&request, Path::new("codex"))
                 .args
                 .contains(&"danger-full-access".to_owned())
         );

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::command::CommandLine;
+use crate::command_line::CommandLine;
 use crate::error::SetupError;
 use crate::request::{Permission, QuestionEndpoint, RunRequest};
 
@@ -27,7 +27,7 @@ pub(super) const OWN_ENV: &[&str] = &[
     "VERTEX_REGION_*",
 ];
 
-pub(super) fn command(
+pub(super) fn command_line(
     request: &RunRequest,
     program: &Path,
     as_root: bool,
@@ -101,7 +101,7 @@ mod tests {
 
     #[test]
     fn read_only_pins_the_default_permission_mode_and_passes_no_prompt_argument() {
-        let cmd = command(
+        let cmd = command_line(
             &crate::request::flag_prompt_request(),
             Path::new("claude"),
             false,
@@ -126,7 +126,7 @@ mod tests {
         request.session_id = Some("f683".into());
         request.model = Some("--evil".into());
         request.append_system_prompt = Some("-- be brief".into());
-        let cmd = command(&request, Path::new("claude"), false).unwrap();
+        let cmd = command_line(&request, Path::new("claude"), false).unwrap();
         assert!(cmd.args.ends_with(&[
             "--model=--evil".into(),
             "--resume=f683".into(),
@@ -177,10 +177,10 @@ mod tests {
         }
         let mut request = crate::request::flag_prompt_request();
         request.permission = Permission::Unlimited;
-        let error = command(&request, Path::new("claude"), true)
+        let error = command_line(&request, Path::new("claude"), true)
             .unwrap_err()
             .to_string();
         assert!(error.contains("IS_SANDBOX=1"), "{error}");
-        assert!(command(&request, Path::new("claude"), false).is_ok());
+        assert!(command_line(&request, Path::new("claude"), false).is_ok());
     }
 }

@@ -14,8 +14,11 @@ use crate::request::RunRequest;
 /// those it inherits (see [`crate::environment`]); nothing else reaches the CLI.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CommandLine {
+    /// The program: a path, or a name looked up on PATH.
     pub program: OsString,
+    /// Its arguments.
     pub args: Vec<String>,
+    /// Its whole environment.
     pub env: Vec<(OsString, OsString)>,
 }
 
@@ -115,7 +118,10 @@ mod tests {
         let agent = crate::clis::OPENCODE;
         let mut cmd = agent
             .cli()
-            .command(&crate::request::flag_prompt_request(), Path::new("opencode"))
+            .command_line(
+                &crate::request::flag_prompt_request(),
+                Path::new("opencode"),
+            )
             .unwrap();
         cmd.inherit(parent, agent.cli().own_env(), &[]);
         let names: Vec<_> = cmd.env.iter().map(|(name, _)| name.clone()).collect();
