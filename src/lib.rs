@@ -8,9 +8,9 @@
 // (the tests' figures print too).
 #![cfg_attr(not(test), deny(clippy::print_stdout))]
 
+mod args;
 mod budget;
 mod changes_report;
-mod cli;
 mod commands;
 mod config;
 mod dashboard;
@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use cli_agent_engine::process::{Guardian, MarkerPrefix, run_guardian};
 use cli_agent_engine::sandbox::remove_left_by;
 
-pub use crate::cli::Command;
+pub use crate::args::Command;
 pub use crate::config::{ConfigError, Loaded, load};
 pub use crate::logging::init as init_logging;
 pub use crate::transport::parent_pipe::{self, ParentPipe};
@@ -37,9 +37,9 @@ pub use cli_agent_engine::process::GUARDIAN_SUBCOMMAND;
 
 /// The command `loaded` names: `serve` when it names none, as the bare binary serves.
 pub fn command_of(loaded: &mut Loaded) -> Command {
-    match loaded.cli.command.take() {
+    match loaded.args.command.take() {
         Some(command) => command,
-        None => Command::Serve(loaded.cli.options.serve.clone()),
+        None => Command::Serve(loaded.args.options.serve.clone()),
     }
 }
 

@@ -15,7 +15,7 @@ use tracing_subscriber::fmt::writer::MakeWriterExt;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
-use crate::cli::LoggingArgs;
+use crate::args::LoggingArgs;
 use crate::mcp::logging::ClientLogLayer;
 
 pub fn init(args: &LoggingArgs, default_level: &str) -> Result<(), String> {

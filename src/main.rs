@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Err(error) => return usage(error),
     };
     let command = app::command_of(&mut loaded);
-    if let Err(error) = app::init_logging(&loaded.cli.options.logging, command.default_log_level())
+    if let Err(error) = app::init_logging(&loaded.args.options.logging, command.default_log_level())
     {
         return usage(error);
     }

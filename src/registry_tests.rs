@@ -8,7 +8,7 @@ use cli_agent_engine::clis::{BUILTINS, Cli};
 use cli_agent_engine::{AgentEvent, Engine, EngineConfig, RunRequest, Status};
 use tokio_util::sync::CancellationToken;
 
-use crate::cli;
+use crate::args;
 use crate::commands::doctor::{self, State};
 use crate::mcp::Catalogue;
 use crate::offer::Offer;
@@ -39,7 +39,7 @@ fn agents() -> Vec<cli_agent_engine::Agent> {
 
 #[test]
 fn every_cli_has_its_bin_flag_and_variable() {
-    let command = cli::command();
+    let command = args::command();
     for cli in BUILTINS {
         let flag = format!("{}-bin", cli.name());
         let arg = command
@@ -54,7 +54,7 @@ fn every_cli_has_its_bin_flag_and_variable() {
             .arg(arg.clone())
             .try_get_matches_from(["cli-agent-mcp", &format!("--{flag}=/opt/x")])
             .expect("parses");
-        let bin = matches.get_one::<PathBuf>(&cli::bin_arg_id(*cli));
+        let bin = matches.get_one::<PathBuf>(&args::bin_arg_id(*cli));
         assert_eq!(bin, Some(&PathBuf::from("/opt/x")), "{flag}");
     }
 }

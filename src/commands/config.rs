@@ -1,7 +1,7 @@
 //! `cli-agent-mcp config`: print the effective settings and agents, and where each came from.
 
 use crate::config::Loaded;
-use crate::config::command::{render, report};
+use crate::config::report::{render, report};
 
 /// Print the report; 0, or 1 if it cannot be encoded.
 #[allow(clippy::print_stdout)] // the report is this command's output

@@ -1,4 +1,4 @@
-//! One module per subcommand. Each turns the command line's values ([`crate::cli`]) into the
+//! One module per subcommand. Each turns the command line's values ([`crate::args`]) into the
 //! plain settings of the parts it composes (the MCP handler, the transports, the jobs, the
 //! dashboard, the config) and returns the exit code; `main` dispatches to them.
 

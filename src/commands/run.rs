@@ -14,8 +14,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::args::RunArgs;
 use crate::changes_report::ChangesReport;
-use crate::cli::RunArgs;
 use crate::jobs::store::{JobId, Origin, Store, StoreSettings};
 use crate::jobs::{Caps, EventWatch, JobOptions, Jobs, Scheduler, StopReason, Submission};
 use crate::mcp::result::check_text;

@@ -17,7 +17,7 @@ use cli_agent_engine::{Engine, EngineConfig};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::cli::{self, AskBeyondBounds, HttpArgs, ServeArgs};
+use crate::args::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
 use crate::jobs::JobsError;
 use crate::jobs::store::{Store, StoreError, StoreSettings};
@@ -84,11 +84,11 @@ pub async fn run(args: ServeArgs, config: EngineConfig, start: Start) -> u8 {
 }
 
 /// The command line's `--sigint`, as the signal handlers take it.
-fn sigint_mode(mode: cli::SigintMode) -> SigintMode {
+fn sigint_mode(mode: args::SigintMode) -> SigintMode {
     match mode {
-        cli::SigintMode::Cancel => SigintMode::Cancel,
-        cli::SigintMode::Exit => SigintMode::Exit,
-        cli::SigintMode::CancelThenExit => SigintMode::CancelThenExit,
+        args::SigintMode::Cancel => SigintMode::Cancel,
+        args::SigintMode::Exit => SigintMode::Exit,
+        args::SigintMode::CancelThenExit => SigintMode::CancelThenExit,
     }
 }
 

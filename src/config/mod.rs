@@ -3,12 +3,12 @@
 //!
 //! `file` reads and checks the TOML file, `layer` turns its values into the arguments'
 //! defaults and says where each value came from, `agents` builds the agents on offer, and
-//! `command` reports it all (`cli-agent-mcp config` prints it).
+//! `report` reports it all (`cli-agent-mcp config` prints it).
 
 mod agents;
-pub mod command;
 mod file;
 mod layer;
+pub mod report;
 
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -21,7 +21,7 @@ use cli_agent_engine::{Agent, EngineConfig};
 pub use self::agents::Configured;
 use self::file::{ConfigFile, FileError, Location, STORE_VARS};
 use self::layer::{FileDefaults, Source};
-use crate::cli::{self, Cli};
+use crate::args::{self, Arguments};
 use crate::jobs::store::StoreSettings;
 use crate::offer::{JobTool, Offer};
 use cli_agent_engine::config::RepositoryCommands;
@@ -36,7 +36,7 @@ pub enum ConfigError {
 
 /// Everything the command line, the environment and the config file say.
 pub struct Loaded {
-    pub cli: Cli,
+    pub args: Arguments,
     matches: ArgMatches,
     command: clap::Command,
     location: Location,
@@ -64,15 +64,16 @@ pub fn load() -> Result<Loaded, ConfigError> {
 fn load_from(argv: Vec<OsString>) -> Result<Loaded, ConfigError> {
     let location = Location::find(config_flag(&argv), |name| std::env::var(name).ok());
     let file = location.read()?;
-    let (mut command, file_defaults) = layered(cli::command(), file.as_ref())?;
+    let (mut command, file_defaults) = layered(args::command(), file.as_ref())?;
     let matches = command
         .try_get_matches_from_mut(argv)
         .unwrap_or_else(|error| error.exit());
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| ConfigError::Args(e.to_string()))?;
+    let args =
+        Arguments::from_arg_matches(&matches).map_err(|e| ConfigError::Args(e.to_string()))?;
     let agents = agents::build(file.as_ref(), &JobTool::ALL.map(JobTool::name))?;
     let store = store_settings(file.as_ref());
     Ok(Loaded {
-        cli,
+        args,
         matches,
         command,
         location,
@@ -100,7 +101,7 @@ impl Loaded {
         let mut binaries: HashMap<String, PathBuf> = BUILTINS
             .iter()
             .filter_map(|cli| {
-                let bin = self.matches.get_one::<PathBuf>(&cli::bin_arg_id(*cli))?;
+                let bin = self.matches.get_one::<PathBuf>(&args::bin_arg_id(*cli))?;
                 Some((cli.name().to_owned(), bin.clone()))
             })
             .collect();
@@ -109,7 +110,7 @@ impl Loaded {
                 binaries.insert(configured.agent.name().to_owned(), bin.clone());
             }
         }
-        let mut config = self.cli.options.engine.config(binaries);
+        let mut config = self.args.options.engine.config(binaries);
         config.repositories = self.repositories();
         config
     }
@@ -165,7 +166,7 @@ fn builtin_bins(file: &ConfigFile) -> Vec<(String, Vec<String>, Vec<String>)> {
         .filter_map(|cli| {
             let bin = file.settings.agents.get(cli.name())?.bin.as_ref()?;
             Some((
-                cli::bin_arg_id(*cli),
+                args::bin_arg_id(*cli),
                 vec![bin.to_string_lossy().into_owned()],
                 ["agents", cli.name(), "bin"].map(str::to_owned).to_vec(),
             ))
@@ -277,7 +278,7 @@ mod tests {
 
     #[test]
     fn every_file_key_is_an_argument_or_a_store_setting_and_every_argument_has_a_key() {
-        let command = cli::command();
+        let command = args::command();
         let ids: Vec<&str> = command
             .get_arguments()
             .map(|arg| arg.get_id().as_str())

@@ -10,7 +10,7 @@ use cli_agent_engine::git::disk_usage;
 
 mod review;
 
-use crate::cli::{JobsAction, JobsArgs, JobsListArgs};
+use crate::args::{JobsAction, JobsArgs, JobsListArgs};
 use crate::jobs::store::{
     CANCEL_WAIT, JobId, JobRecord, JobStatus, ListFilter, RemoteCancel, Store, StoreError,
     StoreSettings, TreeSummary, now_ms,

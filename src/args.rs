@@ -21,7 +21,7 @@ use crate::jobs::store::{JobId, JobStatus};
     version,
     about = "Run coding-agent CLIs headless, as an MCP server or once from the command line; leave nothing behind"
 )]
-pub struct Cli {
+pub struct Arguments {
     #[command(flatten)]
     pub options: Options,
     #[command(subcommand)]
@@ -170,7 +170,7 @@ impl EngineArgs {
 
 /// The derived command plus the arguments each CLI of the registry brings.
 pub fn command() -> clap::Command {
-    with_bin_args(Cli::command())
+    with_bin_args(Arguments::command())
 }
 
 fn with_bin_args(command: clap::Command) -> clap::Command {
