@@ -1,6 +1,7 @@
 //! Benchmarks of the MCP server, printed as a table: `cargo bench --bench server`.
 //!
-//! It drives the built binary over stdio with the client in tests/mcp and the fake CLI:
+//! It drives the built binary over stdio with the client in tests/support (`mcp`) and the fake
+//! CLI:
 //! 1. Cold start: from spawning the server to the `initialize` response, p50 and p95 of 20,
 //!    with a new job store and with a large one (2000 jobs of the stand-in, each with its
 //!    events and answer, recorded by a server first); goal 15 ms. Through the npm launcher
@@ -75,21 +76,14 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../tests/common/mod.rs"]
-mod common;
-#[path = "../tests/common/long_run.rs"]
-mod long_run;
-#[path = "../tests/mcp/mod.rs"]
-mod mcp;
-#[path = "support/synthetic_repo.rs"]
-mod synthetic_repo;
-
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::platform;
+use cli_agent_test_support::synthetic_repo::{Checkout, SyntheticRepo, median, timed};
+use cli_agent_test_support::{common, long_run, mcp, synthetic_repo};
 use mcp::Server;
 use serde_json::json;
-use synthetic_repo::{Checkout, SyntheticRepo, median, timed};
+use tempfile::TempDir;
 
 /// How many of each measurement.
 #[derive(Clone, Copy)]
@@ -150,7 +144,7 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "cli-agent-mcp server benchmarks ({cores} cores, {})",
-        mcp::binary()
+        common::binary()
     );
     // `cargo bench --bench server -- stream stress` runs only the sections named.
     let only: Vec<String> = std::env::args()
@@ -196,7 +190,7 @@ const COLD_START_GOAL: Duration = Duration::from_millis(15);
 const LAUNCHER_GOAL: f64 = 1.2;
 
 async fn report_cold_start(count: usize, jobs: usize) {
-    let large = common::TempDir::new("bench-large-store");
+    let large = common::temp_dir("bench-large-store");
     let mut server = store_server(large.path()).await;
     record_background_jobs(&mut server, jobs).await;
     server.close_stdin();
@@ -244,7 +238,7 @@ async fn report_launcher_start(count: usize) {
         node.push(started.elapsed());
         let builder = Server::bare_program("node")
             .arg(&launcher)
-            .env("CLI_AGENT_MCP_BINARY", mcp::binary())
+            .env("CLI_AGENT_MCP_BINARY", common::binary())
             .env("CAM_SANDBOX", "off");
         launched.push(cold_start(builder).await);
     }
@@ -342,7 +336,7 @@ const CANCEL_GOAL: Duration = Duration::from_millis(50);
 
 async fn report_cancel_latency(count: usize) {
     let mut server = started(bench_server()).await;
-    let dir = common::TempDir::new("bench-cancel");
+    let dir = common::temp_dir("bench-cancel");
     let mut latencies = Vec::with_capacity(count);
     for n in 0..count {
         let tag = common::unique("bench-cancel");
@@ -415,7 +409,7 @@ async fn report_guardian_cost(count: usize) {
     let mut spawns = Vec::with_capacity(count);
     for _ in 0..count {
         let started = Instant::now();
-        let mut guardian = std::process::Command::new(mcp::binary())
+        let mut guardian = std::process::Command::new(common::binary())
             .args(["__guardian", "CAM_RUN_ID=1.0-"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::null())
@@ -557,7 +551,7 @@ const BUSY_CPU_GOAL_PERCENT: f64 = 5.0;
 
 /// The stream the stream section's calls ask for, written to a file the stand-ins read.
 struct StreamFile {
-    dir: common::TempDir,
+    dir: TempDir,
     prompt: String,
     events: usize,
     mb: f64,
@@ -565,7 +559,7 @@ struct StreamFile {
 
 impl StreamFile {
     fn write(events: usize) -> Self {
-        let dir = common::TempDir::new("bench-stream");
+        let dir = common::temp_dir("bench-stream");
         let path = dir.path().join("long-run.jsonl");
         let stream = long_run::long_codex_stream(events);
         std::fs::write(&path, &stream).expect("write the stream");
@@ -834,7 +828,7 @@ fn cpu_seconds(pid: i32) -> f64 {
 }
 
 async fn report_job_store(count: usize) {
-    let state = common::TempDir::new("bench-jobs");
+    let state = common::temp_dir("bench-jobs");
     let mut server = store_server(state.path()).await;
     let started = Instant::now();
     record_background_jobs(&mut server, count).await;

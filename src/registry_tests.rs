@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use cli_agent_engine::clis::{BUILTINS, Cli};
 use cli_agent_engine::{AgentEvent, Engine, EngineConfig, RunRequest, Status};
+use cli_agent_test_support::common::temp_dir;
 use tokio_util::sync::CancellationToken;
 
 use crate::args;
@@ -91,9 +92,9 @@ async fn every_cli_has_its_doctor_row() {
 #[tokio::test]
 async fn every_cli_is_spoken_by_the_fake_cli() {
     let engine = Engine::new(fake_config());
-    let workspace = std::env::temp_dir();
+    let workspace = temp_dir("registry-spoken");
     for agent in agents() {
-        let request = RunRequest::new("answer=spoken tool", &workspace);
+        let request = RunRequest::new("answer=spoken tool", workspace.path());
         let mut tools = 0;
         let outcome = engine
             .run(agent, request, CancellationToken::new(), &mut |events| {

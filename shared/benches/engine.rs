@@ -3,7 +3,7 @@
 //! 1. Event parsing: each dialect's parser over ~64 MiB of the real CLIs' golden captures in
 //!    `tests/fixtures/captures/<cli>/` held in memory, and over a stream of 1 MiB agent messages;
 //!    MB/s and the time per line and per event, best of 3 passes.
-//! 4. Per event on the server bench's long codex run (200000 events, tests/common/long_run.rs):
+//! 4. Per event on the server bench's long codex run (200000 events, tests/support/src/long_run.rs):
 //!    the CPU time (of this thread, so other load on the machine counts less) each stage of the
 //!    server's path costs, best of 3 passes: splitting the lines and
 //!    parsing them; the one-line description the progress observer makes of each event; and
@@ -48,15 +48,13 @@ use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, Permission, RunRequest, Status, clis,
 };
 use cli_agent_engine::{platform, process};
+use cli_agent_test_support::long_run;
 #[cfg(target_os = "linux")]
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 #[cfg(target_os = "linux")]
 use nix::unistd::Pid;
 use tokio::runtime::Runtime;
 use tokio_util::sync::CancellationToken;
-
-#[path = "../../tests/common/long_run.rs"]
-mod long_run;
 
 const STREAM_BYTES: usize = 64 * 1024 * 1024;
 const BIG_MESSAGE_BYTES: usize = 1024 * 1024;
@@ -83,7 +81,11 @@ fn main() {
     if wanted("parse") {
         report_parse_throughput(&fixtures.join("captures"));
     }
-    let workspace = Workspace::create();
+    // The runs' directory under the system's temp dir, removed on drop.
+    let workspace = tempfile::Builder::new()
+        .prefix("cam-bench-")
+        .tempdir()
+        .expect("create the bench workspace");
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -650,27 +652,6 @@ fn wait_for_pid(pid_file: &Path) -> Option<Pid> {
         std::thread::sleep(Duration::from_micros(200));
     }
     None
-}
-
-/// A directory under the system's temp dir for the runs, removed on drop.
-struct Workspace(PathBuf);
-
-impl Workspace {
-    fn create() -> Self {
-        let path = std::env::temp_dir().join(format!("cam-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&path).expect("create the bench workspace");
-        Self(path)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Workspace {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

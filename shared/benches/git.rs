@@ -20,14 +20,11 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../../benches/support/synthetic_repo.rs"]
-mod synthetic_repo;
-
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::Base;
 use cli_agent_engine::git::{BranchFate, Git, JobKey, Repo};
-use synthetic_repo::{Checkout, EDITED, SyntheticRepo, median, timed};
+use cli_agent_test_support::synthetic_repo::{Checkout, EDITED, SyntheticRepo, median, timed};
 
 const RUNS: usize = 5;
 

@@ -342,23 +342,20 @@ mod tests {
 
     use super::*;
 
+    /// `root/inside` and `outside` in a directory of the test's own under the temp dir, which
+    /// `base` names by its real path (no symlink on the way); removed when dropped.
     struct Dirs {
         base: PathBuf,
+        _dir: tempfile::TempDir,
     }
 
     impl Dirs {
         fn new(name: &str) -> Self {
-            let base = std::env::temp_dir().join(format!(
-                "cam-policy-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&base);
+            let dir = cli_agent_test_support::common::temp_dir(&format!("cam-policy-{name}"));
+            let base = std::fs::canonicalize(dir.path()).unwrap();
             std::fs::create_dir_all(base.join("root/inside")).unwrap();
             std::fs::create_dir_all(base.join("outside")).unwrap();
-            Self {
-                base: std::fs::canonicalize(base).unwrap(),
-            }
+            Self { base, _dir: dir }
         }
 
         fn policy(&self) -> Policy {
@@ -369,12 +366,6 @@ mod tests {
     fn refusal(policy: &Policy, path: &Path) -> String {
         let refused = policy.resolve_inside_roots("workspace", path);
         refused.expect_err("outside the roots").to_string()
-    }
-
-    impl Drop for Dirs {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.base);
-        }
     }
 
     #[test]

@@ -7,12 +7,12 @@
 //! diff on its page (the HTML it added as text), and its apply button brings it in. Screenshots of each step are kept in
 //! target/test-artifacts/dashboard/.
 //!
-//! Without chromium or playwright-core the test is skipped (see tests/web/browser.rs).
+//! Without chromium or playwright-core the test is skipped (see tests/support/src/web/browser.rs).
 
 use crate::common;
 use crate::web;
 
-use common::{TempDir, assert_none_tagged, unique};
+use common::{assert_none_tagged, temp_dir, unique};
 use serde_json::json;
 use web::browser::Browser;
 use web::{Dashboard, GitRepo, background, server_on, streaming_job};
@@ -22,7 +22,7 @@ async fn in_a_browser_a_running_job_appears_moves_and_is_cancelled_from_its_page
     let Some(browser) = Browser::find() else {
         return;
     };
-    let state = TempDir::new("dash-browser");
+    let state = temp_dir("dash-browser");
     let mut server = server_on(state.path()).await;
     let tag = unique("dash-browser");
     let id = streaming_job(&mut server, &tag).await;

@@ -3,11 +3,6 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../mcp/mod.rs"]
-mod mcp;
-#[path = "../web/mod.rs"]
-mod web;
+use cli_agent_test_support::{common, web};
 
 mod dashboard_browser;

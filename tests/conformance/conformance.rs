@@ -23,7 +23,7 @@ use crate::mcp;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use common::TempDir;
+use common::temp_dir;
 use mcp::Server;
 use tokio::process::Command;
 
@@ -59,7 +59,7 @@ async fn the_official_conformance_suite_passes_but_for_the_explained_expected_fa
         ["--spec-version", "2025-11-25"],
         ["--requirements", "2026-07-28"],
     ] {
-        let results = TempDir::new("conformance-results");
+        let results = temp_dir("conformance-results");
         let output = Command::new(&node)
             .arg(&conformance)
             .args(["server", "--url", &url])

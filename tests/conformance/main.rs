@@ -5,12 +5,7 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../mcp/mod.rs"]
-mod mcp;
-#[path = "../real/mod.rs"]
-mod real;
+use cli_agent_test_support::{common, mcp, real};
 
 mod conformance;
 mod mcp_interop;

@@ -58,7 +58,7 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
             let mut command = Command::new(&python);
             command
                 .arg(&script)
-                .arg(mcp::binary())
+                .arg(common::binary())
                 .arg(mcp::fake_bin_dir())
                 .arg(&tag)
                 .arg(mode)
@@ -198,7 +198,7 @@ async fn the_python_sdk_answers_the_real_claudes_own_permission_questions() {
     for transport in ["stdio", "http"] {
         let output = Command::new(&python)
             .arg(&script)
-            .arg(mcp::binary())
+            .arg(common::binary())
             .arg(&sandbox.workspace)
             .arg(transport)
             .env(
@@ -230,7 +230,7 @@ async fn run_script(python: &Path, script: &str, args: &[&str]) -> String {
                 .join("tests/interop")
                 .join(script),
         )
-        .arg(mcp::binary())
+        .arg(common::binary())
         .arg(mcp::fake_bin_dir())
         .args(args)
         .env("INTEROP_AGENTS", mcp::agents().join(","))

@@ -11,9 +11,10 @@ use std::process::Output;
 
 use cli_agent_engine::locate::INSTALL_DIRS;
 use cli_agent_engine::{Agent, clis};
-use common::TempDir;
+use common::temp_dir;
 use mcp::{Server, all_text, is_error, structured, texts};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 /// What a desktop host gives its servers.
 const BARE_PATH: &str = "/usr/bin:/bin";
@@ -33,7 +34,7 @@ fn install(home: &Path, relative: &str) -> PathBuf {
 /// A home as nvm and claude's installer leave it: codex under two node versions, claude in
 /// `~/.local/bin`.
 fn desktop_home() -> TempDir {
-    let home = TempDir::new("cam-discovery-home");
+    let home = temp_dir("cam-discovery-home");
     install(home.path(), ".nvm/versions/node/v18.0.0/bin/codex");
     install(home.path(), ".nvm/versions/node/v22.11.0/bin/codex");
     install(home.path(), ".local/bin/claude");
@@ -98,7 +99,8 @@ fn doctor_finds_clis_where_installers_put_them_and_says_where() {
     assert_eq!(codex["state"], "verified", "{codex:#}");
     assert_eq!(
         codex["path"],
-        home.file(".nvm/versions/node/v22.11.0/bin/codex")
+        home.path()
+            .join(".nvm/versions/node/v22.11.0/bin/codex")
             .display()
             .to_string(),
         "the newest node's wins: {codex:#}"
@@ -173,14 +175,14 @@ fn doctor_lists_the_places_looked_for_a_missing_cli() {
 #[test]
 fn the_login_shell_s_path_finds_a_cli_and_can_be_turned_off() {
     let Some(absent) = absent_cli() else { return };
-    let home = TempDir::new("cam-discovery-shell");
+    let home = temp_dir("cam-discovery-shell");
     let binary = absent.cli().binary();
     let found = install(home.path(), &format!("shell-only/bin/{binary}"));
     // A login shell whose rc files put shell-only/bin on PATH, then runs what it is asked.
-    let shell = home.file("fake-shell");
+    let shell = home.path().join("fake-shell");
     let script = format!(
         "#!/bin/sh\nfor last; do :; done\nPATH='{}':/usr/bin:/bin\neval \"$last\"\n",
-        home.file("shell-only/bin").display()
+        home.path().join("shell-only/bin").display()
     );
     std::fs::write(&shell, script).expect("write the fake shell");
     std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755))
@@ -216,7 +218,7 @@ async fn desktop_server(home: &Path, keep: &[Agent]) -> Server {
 async fn a_call_runs_the_cli_found_under_nvm_with_its_dir_first_on_path() {
     let home = desktop_home();
     let mut server = desktop_server(home.path(), &[]).await;
-    let argv_out = home.file("argv.json");
+    let argv_out = home.path().join("argv.json");
     let prompt = format!("answer=found_under_nvm argv-out={}", argv_out.display());
     let result = server.call("codex", json!({ "prompt": prompt })).await;
     assert!(!is_error(&result), "{result:#}");
@@ -225,7 +227,7 @@ async fn a_call_runs_the_cli_found_under_nvm_with_its_dir_first_on_path() {
 
     let seen: Value =
         serde_json::from_slice(&std::fs::read(&argv_out).expect("argv-out")).expect("JSON");
-    let nvm_bin = home.file(".nvm/versions/node/v22.11.0/bin");
+    let nvm_bin = home.path().join(".nvm/versions/node/v22.11.0/bin");
     assert_eq!(
         seen["env"]["PATH"],
         format!("{}:{BARE_PATH}", nvm_bin.display()),

@@ -7,7 +7,7 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::TempDir;
+use common::temp_dir;
 use serde_json::Value;
 
 fn fixtures() -> PathBuf {
@@ -57,7 +57,7 @@ fn describe(output: &Output) -> String {
 
 #[test]
 fn flags_win_over_env_over_the_file_over_defaults_and_config_says_which() {
-    let home = TempDir::new("cam-config-layers");
+    let home = temp_dir("cam-config-layers");
     let file = write_config(
         home.path(),
         "max_runs = 3\nhandoff_secs = 7\nmax_result_chars = 999\nidle_timeout_secs = 5\n",
@@ -98,7 +98,7 @@ fn flags_win_over_env_over_the_file_over_defaults_and_config_says_which() {
 /// `CAM_PARK_QUESTIONS=1`.
 #[test]
 fn yes_no_settings_take_the_words_people_write_in_an_environment() {
-    let home = TempDir::new("cam-config-yes-no");
+    let home = temp_dir("cam-config-yes-no");
     let words = ["1", "0", "yes", "no", "on", "off", "true", "false"];
     for var in ["CAM_PARK_QUESTIONS", "CAM_NO_LOGIN_SHELL"] {
         let name = var.trim_start_matches("CAM_").to_ascii_lowercase();
@@ -127,7 +127,7 @@ fn yes_no_settings_take_the_words_people_write_in_an_environment() {
 
 #[test]
 fn the_text_report_names_the_file_line_of_each_file_setting() {
-    let home = TempDir::new("cam-config-text");
+    let home = temp_dir("cam-config-text");
     let file = write_config(home.path(), "\n\nmax_runs = 4\n");
     let output = cam(home.path()).arg("config").output().unwrap();
     assert!(output.status.success(), "{}", describe(&output));
@@ -154,7 +154,7 @@ fn refused(cmd: &mut Command, file: &Path, line: usize) -> String {
 
 #[test]
 fn an_unknown_key_fails_at_start_naming_the_file_line_and_key() {
-    let home = TempDir::new("cam-config-unknown");
+    let home = temp_dir("cam-config-unknown");
     let file = write_config(
         home.path(),
         "max_runs = 2\n\n[agents.claude]\nmodle = \"x\"\n",
@@ -170,7 +170,7 @@ fn an_unknown_key_fails_at_start_naming_the_file_line_and_key() {
 
 #[test]
 fn a_bad_value_fails_on_its_line_with_the_arguments_own_reason() {
-    let home = TempDir::new("cam-config-bad-value");
+    let home = temp_dir("cam-config-bad-value");
     for (text, line, reason) in [
         (
             "max_runs = 2\nmax_permission = \"root\"\n",
@@ -189,7 +189,7 @@ fn a_bad_value_fails_on_its_line_with_the_arguments_own_reason() {
 
 #[test]
 fn a_missing_default_file_is_fine_and_a_missing_explicit_one_is_an_error() {
-    let home = TempDir::new("cam-config-missing");
+    let home = temp_dir("cam-config-missing");
     let report = config_json(&mut cam(home.path()));
     assert_eq!(report["file"], Value::Null);
     let missing = home.path().join("nowhere.toml");
@@ -213,7 +213,7 @@ fn a_missing_default_file_is_fine_and_a_missing_explicit_one_is_an_error() {
 
 #[test]
 fn the_config_flag_wins_over_cam_config_and_the_default_file() {
-    let home = TempDir::new("cam-config-which");
+    let home = temp_dir("cam-config-which");
     write_config(home.path(), "max_runs = 2\n");
     let by_env = home.path().join("env.toml");
     std::fs::write(&by_env, "max_runs = 3\n").unwrap();
@@ -235,7 +235,7 @@ fn the_config_flag_wins_over_cam_config_and_the_default_file() {
 
 #[test]
 fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
-    let home = TempDir::new("cam-config-agent");
+    let home = temp_dir("cam-config-agent");
     // The sandbox makes a CLI's missing state directory: keep it in the test's own.
     let codex_home = home.path().join("file-home");
     let fake = fixtures().join("bin/codex");
@@ -283,7 +283,7 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
 
 #[test]
 fn reserved_or_positional_args_are_refused_at_start_on_their_line() {
-    let home = TempDir::new("cam-config-args");
+    let home = temp_dir("cam-config-args");
     for (args, reason) in [
         ("[\"--output-format=text\"]", "set by cli-agent-mcp"),
         (
@@ -301,7 +301,7 @@ fn reserved_or_positional_args_are_refused_at_start_on_their_line() {
 
 #[test]
 fn the_store_settings_of_the_file_reach_the_job_store() {
-    let home = TempDir::new("cam-config-store");
+    let home = temp_dir("cam-config-store");
     let state = home.path().join("from-file-state");
     write_config(
         home.path(),
@@ -325,7 +325,7 @@ fn the_store_settings_of_the_file_reach_the_job_store() {
 
 #[test]
 fn the_readme_example_loads_with_its_agents() {
-    let home = TempDir::new("cam-config-example");
+    let home = temp_dir("cam-config-example");
     // docs/configuration.md's example, as a user would copy it.
     let example = home.path().join("example.toml");
     std::fs::write(&example, common::readme_snippet("config-example")).unwrap();
@@ -373,7 +373,7 @@ fn the_readme_example_loads_with_its_agents() {
 
 #[test]
 fn run_takes_a_custom_agent_by_name_and_refuses_an_unknown_one() {
-    let home = TempDir::new("cam-config-run-custom");
+    let home = temp_dir("cam-config-run-custom");
     write_config(home.path(), "[agents.codex-work]\nbase = \"codex\"\n");
     let run = |agent: &str| {
         cam(home.path())
@@ -400,7 +400,7 @@ fn run_takes_a_custom_agent_by_name_and_refuses_an_unknown_one() {
 
 #[test]
 fn the_sandbox_setting_shows_its_source_and_an_agents_writable_dirs_show_too() {
-    let home = TempDir::new("cam-config-sandbox");
+    let home = temp_dir("cam-config-sandbox");
     let report = config_json(&mut cam(home.path()));
     let sandbox = setting(&report, "sandbox");
     assert_eq!(

@@ -8,9 +8,10 @@ use crate::mcp;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::TempDir;
+use common::temp_dir;
 use mcp::{Server, all_text, fake_bin_dir, is_error};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 fn write_config(dir: &TempDir, text: &str) -> PathBuf {
     let path = dir.path().join("config.toml");
@@ -37,7 +38,7 @@ async fn seen_by(server: &mut Server, tool: &str, dir: &TempDir) -> Value {
 
 #[tokio::test]
 async fn a_custom_agent_on_claude_is_a_tool_that_answers_under_its_own_name() {
-    let dir = TempDir::new("cam-custom-claude");
+    let dir = temp_dir("cam-custom-claude");
     let config = write_config(
         &dir,
         "[agents.reviewer]\nbase = \"claude\"\ndescription = \"Reviews diffs for the team.\"\n",
@@ -70,7 +71,7 @@ async fn a_custom_agent_on_claude_is_a_tool_that_answers_under_its_own_name() {
 
 #[tokio::test]
 async fn a_second_codex_gets_its_own_environment_and_the_first_does_not() {
-    let dir = TempDir::new("cam-custom-codex");
+    let dir = temp_dir("cam-custom-codex");
     let home = dir.path().join("work-codex-home");
     let config = write_config(
         &dir,
@@ -92,7 +93,7 @@ async fn a_second_codex_gets_its_own_environment_and_the_first_does_not() {
 
 #[tokio::test]
 async fn a_custom_agent_runs_its_own_binary() {
-    let dir = TempDir::new("cam-custom-bin");
+    let dir = temp_dir("cam-custom-bin");
     let config = write_config(
         &dir,
         &format!(
@@ -117,7 +118,7 @@ async fn a_custom_agent_runs_its_own_binary() {
 
 #[tokio::test]
 async fn a_disabled_agent_has_no_tool() {
-    let dir = TempDir::new("cam-custom-disabled");
+    let dir = temp_dir("cam-custom-disabled");
     let config = write_config(
         &dir,
         "[agents.gemini]\nenabled = false\n\n[agents.second]\nbase = \"opencode\"\n",
@@ -152,7 +153,7 @@ async fn clashes_and_unknown_bases_stop_the_server_at_start_on_their_line() {
         ),
     ];
     for (text, line, reason) in cases {
-        let dir = TempDir::new("cam-custom-clash");
+        let dir = temp_dir("cam-custom-clash");
         let config = write_config(&dir, text);
         let mut server = Server::builder().arg("--config").arg(&config).spawn();
         let status = server.wait_exit(Duration::from_secs(30)).await;
@@ -170,7 +171,7 @@ async fn clashes_and_unknown_bases_stop_the_server_at_start_on_their_line() {
 
 #[test]
 fn doctor_checks_custom_agents_too() {
-    let dir = TempDir::new("cam-custom-doctor");
+    let dir = temp_dir("cam-custom-doctor");
     let config = write_config(
         &dir,
         "[agents.reviewer]\nbase = \"claude\"\n\n[agents.broken]\nbase = \"codex\"\nbin = \"/nonexistent/codex\"\n",
@@ -203,7 +204,7 @@ fn doctor_checks_custom_agents_too() {
 
 #[tokio::test]
 async fn an_agents_own_timeout_ends_its_runs_and_not_the_base_clis() {
-    let dir = TempDir::new("cam-custom-timeout");
+    let dir = temp_dir("cam-custom-timeout");
     let config = write_config(&dir, "[agents.hasty]\nbase = \"codex\"\ntimeout_secs = 1\n");
     let mut server = serve_with(&config).await;
     let hasty = server
@@ -235,7 +236,7 @@ async fn wait_job(server: &mut Server, job: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agents_own_max_runs_queues_its_calls_and_not_its_base_clis() {
-    let dir = TempDir::new("cam-custom-cap");
+    let dir = temp_dir("cam-custom-cap");
     let tag = common::unique("cam-custom-cap");
     let config = write_config(&dir, "[agents.solo]\nbase = \"codex\"\nmax_runs = 1\n");
     let mut server = serve_with(&config).await;

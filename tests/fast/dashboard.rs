@@ -13,9 +13,10 @@ use crate::web;
 
 use std::path::Path;
 
-use common::{TempDir, assert_none_tagged, unique};
+use common::{assert_none_tagged, temp_dir, unique};
 use mcp::Server;
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use web::{Dashboard, Feed, GitRepo, Request, background, server_on, streaming_job};
 
 /// A job's record in a feed message, if the message carries it.
@@ -62,7 +63,7 @@ struct JobPage {
 
 impl JobPage {
     async fn open(agent: &str, prompt: &str) -> Self {
-        let state = TempDir::new("dash-job");
+        let state = temp_dir("dash-job");
         let mut server = server_on(state.path()).await;
         let id = background(&mut server, agent, prompt).await;
         let dashboard = Dashboard::start(state.path()).await;
@@ -83,7 +84,7 @@ impl JobPage {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_printed_token_logs_in_one_browser_once_and_every_page_needs_its_cookie() {
-    let state = TempDir::new("dash-auth");
+    let state = temp_dir("dash-auth");
     let dashboard = Dashboard::start(state.path()).await;
     assert_eq!(dashboard.token.len(), 64, "{}", dashboard.token);
 
@@ -147,7 +148,7 @@ async fn the_printed_token_logs_in_one_browser_once_and_every_page_needs_its_coo
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_started_over_mcp_appears_in_the_feed_and_is_cancelled_from_its_page() {
-    let state = TempDir::new("dash-feed");
+    let state = temp_dir("dash-feed");
     let mut server = server_on(state.path()).await;
     let dashboard = Dashboard::start(state.path()).await;
     let cookie = dashboard.log_in().await;
@@ -320,7 +321,7 @@ async fn a_failed_jobs_page_shows_its_error_and_hint() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_the_dashboard_with_exit_0_while_a_feed_is_open() {
-    let state = TempDir::new("dash-term");
+    let state = temp_dir("dash-term");
     let mut dashboard = Dashboard::start(state.path()).await;
     let cookie = dashboard.log_in().await;
     let mut feed = dashboard
@@ -344,7 +345,7 @@ fn a_port_in_use_or_an_unusable_store_ends_the_dashboard_at_start_saying_what_to
             .output()
             .expect("run the dashboard")
     };
-    let state = TempDir::new("dash-start");
+    let state = temp_dir("dash-start");
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let busy = dashboard(state.path(), &["--port", &port]);
@@ -375,7 +376,7 @@ fn button(dashboard: &Dashboard, cookie: &str, csrf: &str, path: &str) -> Reques
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_isolated_jobs_page_shows_its_diff_escaped_and_applies_or_discards_it_behind_the_guard()
 {
-    let state = TempDir::new("dash-review");
+    let state = temp_dir("dash-review");
     let repo = GitRepo::new();
     let mut server = server_on(state.path()).await;
     let evil = "line one\n<script>alert(1)</script> & more\n";
@@ -509,7 +510,7 @@ async fn an_isolated_jobs_page_shows_its_diff_escaped_and_applies_or_discards_it
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
-    let state = TempDir::new("dash-revert");
+    let state = temp_dir("dash-revert");
     let repo = GitRepo::new();
     let mut server = server_on(state.path()).await;
     let id = repo
@@ -564,7 +565,7 @@ async fn an_in_place_jobs_page_offers_revert_which_takes_its_changes_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_the_person_let_past_the_bounds_shows_what_and_the_question_in_its_events() {
-    let (state, workspace) = (TempDir::new("dash-asked"), TempDir::new("dash-asked-ws"));
+    let (state, workspace) = (temp_dir("dash-asked"), temp_dir("dash-asked-ws"));
     let mut server = mcp::Server::builder()
         .env("CAM_STATE_DIR", state.path())
         .env("CAM_SANDBOX", "off")

@@ -3,8 +3,7 @@
 //! independent; no line is lost. See REFACTOR_SPEC.md.
 
 use crate::common;
-#[path = "../common/long_run.rs"]
-mod long_run;
+use cli_agent_test_support::long_run;
 
 use std::time::Duration;
 
@@ -12,7 +11,7 @@ use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, ErrorKind, Outcome, RunRequest, SetupError, Status,
     clis,
 };
-use common::{TempDir, assert_none_tagged, fake_config, unique, wait_for_tagged};
+use common::{assert_none_tagged, fake_config, temp_dir, unique, wait_for_tagged};
 use tokio_util::sync::CancellationToken;
 
 async fn run_with(
@@ -22,7 +21,7 @@ async fn run_with(
     cancel: CancellationToken,
 ) -> Outcome {
     common::adopt_orphans();
-    let workspace = TempDir::new("ws");
+    let workspace = temp_dir("ws");
     let engine = Engine::new(config);
     engine
         .run(
@@ -116,7 +115,7 @@ async fn a_run_waiting_on_the_person_is_not_idle_and_its_idle_limit_runs_from_th
     let mut config = fake_config();
     let idle = Duration::from_secs(1);
     config.idle_timeout = Some(idle);
-    let workspace = TempDir::new("ws");
+    let workspace = temp_dir("ws");
     let request = RunRequest::new(format!("hang session-child tag={tag}"), workspace.path());
     let asking = request.person_wait.begin();
     let engine = Engine::new(config);
@@ -310,7 +309,7 @@ async fn a_cli_lingering_after_its_turn_is_torn_down_and_keeps_its_answer() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_reach_the_observer_as_they_are_parsed() {
     common::adopt_orphans();
-    let workspace = TempDir::new("observer");
+    let workspace = temp_dir("observer");
     let mut seen = Vec::new();
     let engine = Engine::new(fake_config());
     let request = RunRequest::new("tool reasoning", workspace.path());
@@ -345,7 +344,7 @@ async fn events_reach_the_observer_as_they_are_parsed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
     common::adopt_orphans();
-    let workspace = TempDir::new("batches");
+    let workspace = temp_dir("batches");
     let stream = workspace.path().join("stream.jsonl");
     std::fs::write(&stream, long_run::long_codex_stream(20_000)).expect("write the stream");
     let quick =
@@ -394,7 +393,7 @@ async fn a_burst_reaches_the_observer_whole_in_order_in_bounded_batches() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resuming_a_claude_session_from_another_workspace_is_refused_with_the_original() {
     common::adopt_orphans();
-    let (first, other) = (TempDir::new("first"), TempDir::new("other"));
+    let (first, other) = (temp_dir("first"), temp_dir("other"));
     let engine = Engine::new(fake_config());
     let started = engine
         .run(
@@ -453,7 +452,7 @@ async fn bad_requests_are_refused_before_anything_starts() {
         .expect_err("refused");
     assert!(matches!(error, SetupError::WorkspaceMissing(_)), "{error}");
 
-    let workspace = TempDir::new("empty");
+    let workspace = temp_dir("empty");
     let empty = RunRequest::new("  ", workspace.path());
     let error = engine
         .run(
@@ -473,7 +472,7 @@ async fn bad_requests_are_refused_before_anything_starts() {
 async fn usage_a_cli_writes_to_a_file_is_read_and_the_file_removed() {
     common::adopt_orphans();
     // Confined (workspace-write): the usage file is the engine's own, writable at any level.
-    let dir = TempDir::new("usage-file");
+    let dir = temp_dir("usage-file");
     let record = dir.path().join("argv.json");
     let prompt = format!("argv-out={}", record.display());
     let mut request = RunRequest::new(prompt, dir.path());

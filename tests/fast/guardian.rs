@@ -112,7 +112,7 @@ async fn sigkill_of_the_servers_whole_process_group_leaves_no_process() {
 #[tokio::test]
 async fn sigkill_of_run_leaves_no_process_of_its_run() {
     let tag = common::unique("guardian-run");
-    let workspace = common::TempDir::new("guardian-run");
+    let workspace = common::temp_dir("guardian-run");
     let run = Server::bare()
         .arg("run")
         .arg("claude")

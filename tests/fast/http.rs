@@ -10,7 +10,7 @@ use crate::web;
 
 use std::time::Duration;
 
-use common::{TempDir, assert_none_tagged, tagged_pids, unique, wait_for_tagged, wait_until};
+use common::{assert_none_tagged, tagged_pids, temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{Builder, LEGACY_VERSION, MODERN_VERSION, Server};
 use nix::sys::signal::Signal;
 use reqwest::StatusCode;
@@ -351,7 +351,7 @@ async fn a_public_address_without_a_token_is_refused_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_running_call_records_its_job_interrupted_and_exits_0() {
-    let state = TempDir::new("http-sigterm-state");
+    let state = temp_dir("http-sigterm-state");
     let mut http = Http::start(http_server().env("CAM_STATE_DIR", state.path())).await;
     let tag = unique("http-sigterm");
     let mut response = http
@@ -433,7 +433,7 @@ async fn in_a_2025_11_25_session_ending_the_session_or_a_cancel_stops_the_runs()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_token_file_wins_over_the_environment() {
-    let dir = TempDir::new("http-token-file");
+    let dir = temp_dir("http-token-file");
     let file = dir.path().join("token");
     std::fs::write(&file, "from-the-file\n").expect("write the token file");
     let builder = http_server()

@@ -16,7 +16,7 @@ use crate::web;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{TempDir, wait_until};
+use common::{temp_dir, wait_until};
 use mcp::{Server, structured};
 use serde_json::{Value, json};
 use web::Dashboard;
@@ -143,7 +143,7 @@ fn above_ceiling(record: &Path, dir: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_past_the_bounds_answers_with_the_question_and_runs_once_the_person_allows_it() {
-    let (dir, state) = (TempDir::new("mrtr-allow"), TempDir::new("mrtr-allow-state"));
+    let (dir, state) = (temp_dir("mrtr-allow"), temp_dir("mrtr-allow-state"));
     let record = dir.path().join("argv.json");
     let state_dir = state.path().display().to_string();
     let mut server = bounded_server(dir.path(), &[("CAM_STATE_DIR", &state_dir)]);
@@ -172,7 +172,7 @@ async fn a_call_past_the_bounds_answers_with_the_question_and_runs_once_the_pers
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decline_or_an_unticked_answer_refuses_as_before_and_runs_nothing() {
-    let dir = TempDir::new("mrtr-decline");
+    let dir = temp_dir("mrtr-decline");
     let record = dir.path().join("argv.json");
     let mut server = bounded_server(dir.path(), &[]);
     let arguments = above_ceiling(&record, dir.path());
@@ -200,7 +200,7 @@ fn assert_state_refused(response: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tampered_replayed_foreign_or_rebound_state_runs_nothing() {
-    let dir = TempDir::new("mrtr-tamper");
+    let dir = temp_dir("mrtr-tamper");
     let record = dir.path().join("argv.json");
     let mut server = bounded_server(dir.path(), &[]);
     // Another server: a key of its own.
@@ -246,7 +246,7 @@ async fn a_tampered_replayed_foreign_or_rebound_state_runs_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retry_with_the_state_but_no_answer_asks_again() {
-    let dir = TempDir::new("mrtr-again");
+    let dir = temp_dir("mrtr-again");
     let record = dir.path().join("argv.json");
     let mut server = bounded_server(dir.path(), &[]);
     let arguments = above_ceiling(&record, dir.path());
@@ -270,7 +270,7 @@ async fn a_retry_with_the_state_but_no_answer_asks_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bounds_question_nobody_answers_in_time_is_refused_or_parked_for_the_dashboard() {
-    let (dir, state) = (TempDir::new("mrtr-lapse"), TempDir::new("mrtr-lapse-state"));
+    let (dir, state) = (temp_dir("mrtr-lapse"), temp_dir("mrtr-lapse-state"));
     let state_dir = state.path().display().to_string();
     let record = dir.path().join("argv.json");
     let arguments = above_ceiling(&record, dir.path());
@@ -324,7 +324,7 @@ fn asking_claude(tools: &str, workspace: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegates_question_mid_run_is_the_calls_answer_and_its_retry_hands_the_answer_over() {
-    let dir = TempDir::new("mrtr-delegate");
+    let dir = temp_dir("mrtr-delegate");
     let mut server = bounded_server(dir.path(), &[]);
     let arguments = asking_claude("Bash", dir.path());
     let asked = call(&mut server, "claude", &arguments, None).await;
@@ -341,7 +341,7 @@ async fn a_delegates_question_mid_run_is_the_calls_answer_and_its_retry_hands_th
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_questions_in_one_call_the_bounds_then_the_delegates_each_answered_by_a_retry() {
-    let (root, outside) = (TempDir::new("mrtr-two"), TempDir::new("mrtr-two-outside"));
+    let (root, outside) = (temp_dir("mrtr-two"), temp_dir("mrtr-two-outside"));
     let mut server = bounded_server(root.path(), &[]);
     let arguments = asking_claude("Bash,WebFetch", outside.path());
 
@@ -396,10 +396,7 @@ async fn newest_job(server: &mut Server) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_delegates_question_whose_retry_never_comes_is_denied_or_parked_as_configured() {
-    let (dir, state) = (
-        TempDir::new("mrtr-noretry"),
-        TempDir::new("mrtr-noretry-state"),
-    );
+    let (dir, state) = (temp_dir("mrtr-noretry"), temp_dir("mrtr-noretry-state"));
     let state_dir = state.path().display().to_string();
     let mut denying = bounded_server(dir.path(), &[("CAM_ASK_TIMEOUT_SECS", "2")]);
     let asked = call(
@@ -452,7 +449,7 @@ async fn a_delegates_question_whose_retry_never_comes_is_denied_or_parked_as_con
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn job_wait_carries_the_questions_of_the_jobs_it_waits_for() {
-    let dir = TempDir::new("mrtr-wait");
+    let dir = temp_dir("mrtr-wait");
     let mut server = bounded_server(dir.path(), &[]);
     let mut arguments = asking_claude("Bash", dir.path());
     arguments["background"] = json!(true);
@@ -474,7 +471,7 @@ async fn job_wait_carries_the_questions_of_the_jobs_it_waits_for() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_with_a_question_is_input_required_until_tasks_update_brings_the_answer() {
-    let dir = TempDir::new("mrtr-task");
+    let dir = temp_dir("mrtr-task");
     let mut server = bounded_server(dir.path(), &[]);
     let capabilities = json!({"elicitation": {"form": {}},
                               "extensions": {"io.modelcontextprotocol/tasks": {}}});
@@ -530,7 +527,7 @@ async fn task_until(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_is_asked_by_elicitation_also_for_a_delegate_speaking_2026_to_its_endpoint() {
-    let dir = TempDir::new("legacy-delegate");
+    let dir = temp_dir("legacy-delegate");
     let mut server = bounded_server(dir.path(), &[]);
     server
         .initialize_declaring(mcp::LEGACY_VERSION, asks())

@@ -11,10 +11,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::TempDir;
+use common::temp_dir;
 use mcp::{Server, all_text, is_error, job_id, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 /// A git repository in a temp dir, with a global git config of its own.
 struct Repo {
@@ -24,10 +25,10 @@ struct Repo {
 impl Repo {
     /// An empty repository on branch `main`, with an identity.
     fn new(name: &str) -> Self {
-        let dir = TempDir::new(name);
-        std::fs::create_dir_all(dir.file("repo")).expect("repo dir");
+        let dir = temp_dir(name);
+        std::fs::create_dir_all(dir.path().join("repo")).expect("repo dir");
         std::fs::write(
-            dir.file("gitconfig"),
+            dir.path().join("gitconfig"),
             "[user]\n\tname = Test\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n",
         )
         .expect("git config");
@@ -40,12 +41,12 @@ impl Repo {
     }
 
     fn path(&self) -> PathBuf {
-        self.dir.file("repo")
+        self.dir.path().join("repo")
     }
 
     /// A file outside the repository (scripts, markers).
     fn outside(&self, name: &str) -> PathBuf {
-        self.dir.file(name)
+        self.dir.path().join(name)
     }
 
     /// A file for the fake's records and markers, in its `CODEX_HOME`: outside the repository,
@@ -68,7 +69,7 @@ impl Repo {
 
     fn git_env(&self, command: &mut Command) {
         command
-            .env("GIT_CONFIG_GLOBAL", self.dir.file("gitconfig"))
+            .env("GIT_CONFIG_GLOBAL", self.dir.path().join("gitconfig"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("HOME", self.dir.path())
             .env_remove("GIT_DIR")
@@ -288,7 +289,7 @@ fn git_diff(repo: &Repo, before: &str, after: &str) -> Vec<Change> {
 /// A server whose git reads the repository's test config.
 fn server_for(repo: &Repo) -> mcp::Builder {
     Server::builder()
-        .env("GIT_CONFIG_GLOBAL", repo.dir.file("gitconfig"))
+        .env("GIT_CONFIG_GLOBAL", repo.dir.path().join("gitconfig"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env("CAM_STATE_DIR", repo.outside("state"))
         .env("CODEX_HOME", repo.outside("codex-home"))

@@ -8,7 +8,7 @@ use crate::mcp;
 
 use std::time::Duration;
 
-use common::{TempDir, unique, wait_for_tagged, wait_until};
+use common::{temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{Server, all_text, is_error, job_id, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
@@ -83,7 +83,7 @@ async fn a_failed_jobs_first_page_has_its_error_with_hint_and_session() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_interrupted_by_sigterm_reads_from_the_next_server_with_error_hint_and_session() {
-    let state = TempDir::new("job-result-sigterm");
+    let state = temp_dir("job-result-sigterm");
     let tag = unique("job-result-sigterm");
     let mut server = Server::builder().env("CAM_STATE_DIR", state.path()).spawn();
     server.initialize().await;

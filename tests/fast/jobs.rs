@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use cli_agent_engine::platform;
-use common::{TempDir, assert_none_tagged, run_processes_of, unique, wait_for_tagged, wait_until};
+use common::{assert_none_tagged, run_processes_of, temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{Server, all_text, is_error, job_id, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
@@ -246,7 +246,7 @@ fn running_clis(server_pid: i32) -> usize {
 async fn a_hundred_background_jobs_never_run_more_than_the_cap_and_all_complete() {
     const JOBS: usize = 100;
     const CAP: usize = 4;
-    let state = TempDir::new("jobs-cap");
+    let state = temp_dir("jobs-cap");
     let mut server = server_with_state(state.path())
         .env("CAM_MAX_RUNS", CAP.to_string())
         .spawn();
@@ -369,7 +369,7 @@ async fn cancelling_a_queued_and_a_running_job_leaves_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_cancel_from_a_shell_has_the_owning_server_cancel_the_job() {
-    let state = TempDir::new("jobs-shell-cancel");
+    let state = temp_dir("jobs-shell-cancel");
     let tag = unique("jobs-shell-cancel");
     let mut server = server_with_state(state.path()).spawn();
     server.initialize().await;
@@ -408,7 +408,7 @@ async fn jobs_cancel_from_a_shell_has_the_owning_server_cancel_the_job() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_server_reads_the_first_servers_finished_jobs() {
-    let state = TempDir::new("jobs-shared");
+    let state = temp_dir("jobs-shared");
     let mut first = server_with_state(state.path()).spawn();
     first.initialize().await;
     let result = first
@@ -432,7 +432,7 @@ async fn a_second_server_reads_the_first_servers_finished_jobs() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_said() {
-    let state = TempDir::new("jobs-sigterm");
+    let state = temp_dir("jobs-sigterm");
     let tag = unique("jobs-sigterm");
     let mut server = server_with_state(state.path())
         .env("CAM_MAX_RUNS", "2")
@@ -507,7 +507,7 @@ async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_servers_running_job_is_marked_interrupted_by_the_next_server() {
-    let state = TempDir::new("jobs-sigkill");
+    let state = temp_dir("jobs-sigkill");
     let tag = unique("jobs-sigkill");
     let mut server = server_with_state(state.path()).spawn();
     server.initialize().await;
@@ -540,7 +540,7 @@ async fn a_sigkilled_servers_running_job_is_marked_interrupted_by_the_next_serve
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unusable_state_dir_leaves_blocking_calls_working_and_the_job_tools_say_why() {
-    let dir = TempDir::new("jobs-unusable");
+    let dir = temp_dir("jobs-unusable");
     let not_a_dir = dir.path().join("a-file");
     std::fs::write(&not_a_dir, "not a directory").expect("write");
     let mut server = server_with_state(&not_a_dir.join("state")).spawn();
@@ -563,7 +563,7 @@ async fn an_unusable_state_dir_leaves_blocking_calls_working_and_the_job_tools_s
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn save_to_appends_the_whole_answer_inside_the_workspace_and_nowhere_else() {
-    let workspace = TempDir::new("jobs-save-to");
+    let workspace = temp_dir("jobs-save-to");
     let mut server = Server::start().await;
     for answer in ["first", "second"] {
         let result = server

@@ -8,9 +8,10 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use common::TempDir;
+use common::temp_dir;
 use rusqlite::{Connection, params};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 const DB_FILE: &str = "jobs.sqlite3";
 
@@ -40,7 +41,7 @@ fn stderr(output: &Output) -> String {
 
 /// A state dir whose store the binary created (`jobs` on an empty dir makes it).
 fn store(name: &str) -> (TempDir, Connection) {
-    let dir = TempDir::new(name);
+    let dir = temp_dir(name);
     let listed = run(dir.path(), &[]);
     assert!(listed.status.success(), "{listed:?}");
     assert!(listed.stdout.is_empty(), "{listed:?}");
@@ -441,7 +442,7 @@ fn jobs_prune_removes_old_finished_jobs_only() {
 
 #[test]
 fn an_unusable_state_dir_is_an_error_that_names_the_fix() {
-    let dir = TempDir::new("jobs-unusable");
+    let dir = temp_dir("jobs-unusable");
     let file = dir.path().join("a-file");
     std::fs::write(&file, "").unwrap();
     let output = run(&file.join("state"), &[]);

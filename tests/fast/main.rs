@@ -7,14 +7,7 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../mcp/mod.rs"]
-mod mcp;
-#[path = "../real/mod.rs"]
-mod real;
-#[path = "../web/mod.rs"]
-mod web;
+use cli_agent_test_support::{common, mcp, real, web};
 
 mod cli_discovery;
 mod config;

@@ -20,9 +20,10 @@ use std::path::Path;
 use std::process::Command;
 
 use cli_agent_engine::clis;
-use common::{TempDir, doc_page_with, readme_snippet};
+use common::{doc_page_with, readme_snippet, temp_dir};
 use mcp::Server;
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 const NAME: &str = "cli-agent-mcp";
 
@@ -227,7 +228,7 @@ struct ClientHome {
 
 impl ClientHome {
     fn new() -> Self {
-        let dir = TempDir::new("mcp-readme-home");
+        let dir = temp_dir("mcp-readme-home");
         std::fs::create_dir_all(dir.path().join("project")).expect("project dir");
         std::fs::create_dir_all(dir.path().join("bin")).expect("bin dir");
         Self { dir }
@@ -243,7 +244,7 @@ impl ClientHome {
              if [ \"$1\" = -y ] && [ \"$2\" = {NAME} ]; then shift 2; exec '{}' \"$@\"; fi\n\
              echo \"stand-in npx: only -y {NAME}, not: $*\" >&2\n\
              exit 1\n",
-            mcp::binary()
+            common::binary()
         );
         std::fs::write(&npx, script).expect("write the stand-in npx");
         std::fs::set_permissions(&npx, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -278,7 +279,7 @@ impl ClientHome {
     }
 
     fn run(&self, bin: &Path, args: &[&str]) -> String {
-        let built = Path::new(mcp::binary()).parent().expect("target dir");
+        let built = Path::new(common::binary()).parent().expect("target dir");
         let path = format!(
             "{}:{}:{}",
             self.dir.path().join("bin").display(),
@@ -348,7 +349,7 @@ async fn claude_code_connects_to_the_claude_desktop_snippet() {
     };
     let home = ClientHome::new();
     let mut entry = mcp_servers_entry(&readme_snippet("claude-desktop"));
-    entry["command"] = json!(mcp::binary());
+    entry["command"] = json!(common::binary());
     let entry = entry.to_string();
     home.run(
         &claude,

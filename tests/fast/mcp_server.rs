@@ -1,14 +1,14 @@
 //! `cli-agent-mcp serve` end to end: the built binary, spoken to over its stdio by the client in
-//! tests/mcp, with the fake CLI. Tools and schemas, results, bad arguments, progress, and the
-//! lifecycle contract of REFACTOR_SPEC.md (cancel, SIGINT, shutdown, failure isolation), each
-//! checked on the process table through the fake's `tag` directive.
+//! tests/support (`mcp`), with the fake CLI. Tools and schemas, results, bad arguments, progress,
+//! and the lifecycle contract of REFACTOR_SPEC.md (cancel, SIGINT, shutdown, failure
+//! isolation), each checked on the process table through the fake's `tag` directive.
 
 use crate::common;
 use crate::mcp;
 
 use std::time::{Duration, Instant};
 
-use common::{TempDir, assert_none_tagged, tagged_pids, unique, wait_for_tagged, wait_until};
+use common::{assert_none_tagged, tagged_pids, temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{JOB_TOOLS, Server, agents, all_text, is_error, structured, texts};
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
@@ -251,7 +251,7 @@ async fn a_session_id_resumes_the_conversation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workspace_defaults_to_the_servers_directory_and_the_arguments_reach_the_cli() {
-    let (home, elsewhere) = (TempDir::new("mcp-home"), TempDir::new("mcp-elsewhere"));
+    let (home, elsewhere) = (temp_dir("mcp-home"), temp_dir("mcp-elsewhere"));
     // Unconfined: the fake CLI records its argv outside the workspace (a test instrument).
     let mut server = Server::builder()
         .env("CAM_SANDBOX", "off")

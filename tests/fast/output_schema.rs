@@ -7,9 +7,10 @@
 use crate::common;
 use crate::mcp;
 
-use common::TempDir;
+use common::temp_dir;
 use mcp::{Server, all_text, is_error, structured, texts};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 fn verdict_schema() -> Value {
     json!({
@@ -38,7 +39,7 @@ fn argv_seen(path: &std::path::Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_conforming_answer_comes_back_parsed_as_output() {
-    let home = TempDir::new("schema-home");
+    let home = temp_dir("schema-home");
     let mut server = unconfined_server(&home).await;
     let argv_out = home.path().join("argv.json");
     let answer = r#"{"verdict":"ok","score":7}"#;
@@ -107,7 +108,7 @@ async fn a_non_conforming_answer_is_an_error_naming_why_with_the_raw_answer() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invalid_schema_is_refused_before_any_cli_starts() {
-    let home = TempDir::new("schema-refused");
+    let home = temp_dir("schema-refused");
     let mut server = unconfined_server(&home).await;
     let argv_out = home.path().join("argv.json");
     let prompt = format!("argv-out={}", argv_out.display());
@@ -174,11 +175,11 @@ async fn a_background_jobs_output_comes_back_from_job_wait() {
 /// `cli-agent-mcp run --json --output-schema <schema> claude <prompt>` against the fake, in
 /// `dir`, its runs recorded there.
 fn run_with_schema_file(dir: &TempDir, schema: &Value, prompt: &str) -> std::process::Output {
-    let schema_file = dir.file("schema.json");
+    let schema_file = dir.path().join("schema.json");
     std::fs::write(&schema_file, schema.to_string()).expect("write the schema");
     let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin/claude");
     common::cam_command()
-        .env("CAM_STATE_DIR", dir.file("state"))
+        .env("CAM_STATE_DIR", dir.path().join("state"))
         .env("CAM_SANDBOX", "off")
         .env("CAM_CLAUDE_BIN", fake)
         .args(["run", "--json", "--workspace"])
@@ -192,7 +193,7 @@ fn run_with_schema_file(dir: &TempDir, schema: &Value, prompt: &str) -> std::pro
 
 #[test]
 fn run_validates_the_answer_against_a_schema_file() {
-    let dir = TempDir::new("schema-run");
+    let dir = temp_dir("schema-run");
     let out = run_with_schema_file(
         &dir,
         &verdict_schema(),
@@ -207,7 +208,7 @@ fn run_validates_the_answer_against_a_schema_file() {
     let outcome: Value = serde_json::from_slice(&out.stdout).expect("the outcome as JSON");
     assert_eq!(outcome["error"]["kind"], "invalid_output", "{outcome}");
 
-    let argv_out = dir.file("argv.json");
+    let argv_out = dir.path().join("argv.json");
     let prompt = format!("argv-out={}", argv_out.display());
     let out = run_with_schema_file(&dir, &json!({"type": 7}), &prompt);
     assert_eq!(out.status.code(), Some(2), "{out:?}");

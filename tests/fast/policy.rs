@@ -13,7 +13,7 @@ use std::process::Stdio;
 
 use cli_agent_engine::{Agent, clis};
 use common::cli_fixtures::fixture;
-use common::{TempDir, fake_bin, wait_until};
+use common::{fake_bin, temp_dir, wait_until};
 use mcp::{Server, all_text, is_error, structured};
 use serde_json::{Value, json};
 use web::Dashboard;
@@ -54,7 +54,7 @@ fn recorded(path: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_outside_the_allowed_roots_is_refused_naming_path_roots_and_setting() {
-    let (root, outside) = (TempDir::new("root"), TempDir::new("outside"));
+    let (root, outside) = (temp_dir("root"), temp_dir("outside"));
     let escape = root.path().join("escape");
     std::os::unix::fs::symlink(outside.path(), &escape).expect("symlink");
     let record = root.path().join("argv.json");
@@ -93,11 +93,7 @@ async fn a_workspace_outside_the_allowed_roots_is_refused_naming_path_roots_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn by_default_calls_may_use_the_servers_directory_and_home_and_nothing_else() {
-    let (home, cwd, elsewhere) = (
-        TempDir::new("home"),
-        TempDir::new("cwd"),
-        TempDir::new("elsewhere"),
-    );
+    let (home, cwd, elsewhere) = (temp_dir("home"), temp_dir("cwd"), temp_dir("elsewhere"));
     let record = elsewhere.path().join("argv.json");
     let mut server = Server::builder()
         .env("CAM_SANDBOX", "off")
@@ -154,7 +150,7 @@ async fn slash_or_a_missing_directory_as_a_root_stops_the_server_at_start() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
-    let dir = TempDir::new("ceiling");
+    let dir = temp_dir("ceiling");
     let record = dir.path().join("argv.json");
     let cases = [
         (None, "unlimited", false),
@@ -191,7 +187,7 @@ async fn a_call_above_the_permission_ceiling_is_refused_naming_the_setting() {
 
 #[test]
 fn run_is_bound_by_neither_the_roots_nor_the_ceiling() {
-    let (root, outside) = (TempDir::new("run-root"), TempDir::new("run-outside"));
+    let (root, outside) = (temp_dir("run-root"), temp_dir("run-outside"));
     let output = common::cam_command()
         .env("CAM_CODEX_BIN", fake_bin(clis::CODEX))
         .env("CAM_STATE_DIR", root.path().join("state"))
@@ -276,7 +272,7 @@ fn shown_job(state: &Path, id: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_above_the_ceiling_runs_at_the_asked_level_when_the_person_allows_it() {
-    let (dir, state) = (TempDir::new("ask-allow"), TempDir::new("ask-allow-state"));
+    let (dir, state) = (temp_dir("ask-allow"), temp_dir("ask-allow-state"));
     let record = dir.path().join("argv.json");
     let state_dir = state.path().display().to_string();
     let env = [("CAM_STATE_DIR", state_dir.as_str())];
@@ -311,7 +307,7 @@ async fn a_call_above_the_ceiling_runs_at_the_asked_level_when_the_person_allows
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_decline_a_cancel_or_an_answer_without_allow_true_refuses_as_before() {
-    let dir = TempDir::new("ask-deny");
+    let dir = temp_dir("ask-deny");
     let record = dir.path().join("argv.json");
     let mut server = asking_server(dir.path(), true, &[]).await;
     let answers = [
@@ -331,7 +327,7 @@ async fn a_decline_a_cancel_or_an_answer_without_allow_true_refuses_as_before() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_workspace_outside_the_roots_is_used_only_when_the_person_allows_it() {
-    let (root, outside) = (TempDir::new("ask-root"), TempDir::new("ask-outside"));
+    let (root, outside) = (temp_dir("ask-root"), temp_dir("ask-outside"));
     let record = root.path().join("argv.json");
     let mut server = asking_server(root.path(), true, &[]).await;
     let arguments = || recording_call(&record, Some(outside.path()), "read-only");
@@ -356,7 +352,7 @@ async fn a_workspace_outside_the_roots_is_used_only_when_the_person_allows_it() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_left_unanswered_refuses_when_its_time_runs_out() {
-    let dir = TempDir::new("ask-timeout");
+    let dir = temp_dir("ask-timeout");
     let record = dir.path().join("argv.json");
     let mut server = asking_server(dir.path(), true, &[("CAM_ASK_TIMEOUT_SECS", "1")]).await;
     let arguments = recording_call(&record, Some(dir.path()), "unlimited");
@@ -373,7 +369,7 @@ async fn a_question_left_unanswered_refuses_when_its_time_runs_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nobody_is_asked_by_a_client_that_cannot_be_under_refuse_or_for_slash() {
-    let dir = TempDir::new("ask-never");
+    let dir = temp_dir("ask-never");
     let record = dir.path().join("argv.json");
     let above = recording_call(&record, Some(dir.path()), "unlimited");
     let cases = [
@@ -427,10 +423,7 @@ async fn parked_call(server: &mut Server, dir: &Path, record: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_park_questions_a_call_past_the_bounds_waits_for_the_person_on_the_dashboard() {
-    let (dir, state) = (
-        TempDir::new("park-bounds"),
-        TempDir::new("park-bounds-state"),
-    );
+    let (dir, state) = (temp_dir("park-bounds"), temp_dir("park-bounds-state"));
     let state_dir = state.path().display().to_string();
     let env = [
         ("CAM_STATE_DIR", state_dir.as_str()),
@@ -547,7 +540,7 @@ fn assert_clean_env(agent: Agent, env: &Value) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_names_only() {
-    let dir = TempDir::new("env");
+    let dir = temp_dir("env");
     let mut builder = Server::builder()
         .env("CAM_SANDBOX", "off")
         .env("CAM_PASS_ENV", "FAKE_CLI_*,MY_PASSED_VAR");
@@ -571,7 +564,7 @@ async fn each_cli_gets_the_base_set_its_own_variables_and_what_cam_pass_env_name
 
 #[test]
 fn run_gives_the_cli_the_same_clean_environment() {
-    let dir = TempDir::new("run-env");
+    let dir = temp_dir("run-env");
     let record = dir.path().join("argv.json");
     let mut command = common::cam_command();
     command.env("CAM_SANDBOX", "off");

@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use common::{DEADLINE, TempDir, unique};
+use common::{DEADLINE, temp_dir, unique};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::Value;
@@ -214,7 +214,7 @@ fn assert_has_pair(argv: &[String], flag: &str, value: &str) {
 
 #[test]
 fn completed_run_exits_0_with_the_answer_on_stdout() {
-    let ws = TempDir::new("completed");
+    let ws = temp_dir("completed");
     let mut cmd = cam_run("codex", ws.path());
     cmd.arg("answer=all_done_here");
     let out = run(cmd);
@@ -224,7 +224,7 @@ fn completed_run_exits_0_with_the_answer_on_stdout() {
 
 #[test]
 fn failed_run_exits_1_with_the_message_on_stderr() {
-    let ws = TempDir::new("failed");
+    let ws = temp_dir("failed");
     let mut cmd = cam_run("codex", ws.path());
     cmd.arg("fail=the_model_said_no");
     let out = run(cmd);
@@ -236,7 +236,7 @@ fn failed_run_exits_1_with_the_message_on_stderr() {
 
 #[test]
 fn timed_out_run_exits_124_and_stderr_names_the_timeout() {
-    let ws = TempDir::new("timeout");
+    let ws = temp_dir("timeout");
     let mut cmd = cam_run("codex", ws.path());
     cmd.args(["--timeout-secs", "1", "hang"]);
     let out = run(cmd);
@@ -247,8 +247,8 @@ fn timed_out_run_exits_124_and_stderr_names_the_timeout() {
 
 #[test]
 fn configured_cli_that_does_not_exist_exits_2_naming_the_binary_package_and_env_var() {
-    let ws = TempDir::new("missing-bin");
-    let missing = ws.file("no-such-dir/codex");
+    let ws = temp_dir("missing-bin");
+    let missing = ws.path().join("no-such-dir/codex");
     let mut cmd = cam();
     cmd.env("CAM_CODEX_BIN", &missing);
     cmd.arg("run")
@@ -269,8 +269,8 @@ fn configured_cli_that_does_not_exist_exits_2_naming_the_binary_package_and_env_
 
 #[test]
 fn cli_missing_from_path_exits_2_naming_where_it_looked_the_package_and_env_var() {
-    let ws = TempDir::new("missing-path");
-    let empty = TempDir::new("empty-path");
+    let ws = temp_dir("missing-path");
+    let empty = temp_dir("empty-path");
     let mut cmd = cam();
     cmd.env("PATH", empty.path());
     cmd.arg("run")
@@ -292,9 +292,9 @@ fn cli_missing_from_path_exits_2_naming_where_it_looked_the_package_and_env_var(
 
 #[test]
 fn missing_workspace_exits_2_without_starting_the_cli() {
-    let scratch = TempDir::new("missing-ws");
-    let missing = scratch.file("not-a-dir");
-    let argv_out = scratch.file("argv.json");
+    let scratch = temp_dir("missing-ws");
+    let missing = scratch.path().join("not-a-dir");
+    let argv_out = scratch.path().join("argv.json");
     let mut cmd = cam_run("codex", &missing);
     cmd.arg(format!("argv-out={}", argv_out.display()));
     let out = run(cmd);
@@ -308,8 +308,8 @@ fn missing_workspace_exits_2_without_starting_the_cli() {
 
 #[test]
 fn unknown_permission_is_a_usage_error_exit_2() {
-    let ws = TempDir::new("bad-permission");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("bad-permission");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("codex", ws.path());
     cmd.args(["--permission", "root-please"])
         .arg(format!("argv-out={}", argv_out.display()));
@@ -323,9 +323,9 @@ fn unknown_permission_is_a_usage_error_exit_2() {
 /// Send `signal` to `run` while the fake hangs with descendants of every kind, then check the
 /// exit code and that nothing of the run is left.
 fn signal_leaves_nothing_behind(signal: Signal, expected_code: i32) {
-    let ws = TempDir::new(&format!("signal-{}", signal.as_str()));
+    let ws = temp_dir(&format!("signal-{}", signal.as_str()));
     let tag = unique(signal.as_str());
-    let argv_out = ws.file("argv.json");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("codex", ws.path());
     cmd.arg(format!(
         "hang children=2 session-child daemon tag={tag} argv-out={}",
@@ -420,7 +420,7 @@ fn single_outcome(out: &Finished) -> Value {
 
 #[test]
 fn json_prints_one_outcome_object_for_a_completed_run() {
-    let ws = TempDir::new("json-ok");
+    let ws = temp_dir("json-ok");
     let mut cmd = cam_run("codex", ws.path());
     cmd.args(["--json", "tool reasoning"]);
     let out = run(cmd);
@@ -475,7 +475,7 @@ fn json_prints_one_outcome_object_for_a_completed_run() {
 
 #[test]
 fn json_prints_one_outcome_object_with_the_error_for_a_failed_run() {
-    let ws = TempDir::new("json-fail");
+    let ws = temp_dir("json-fail");
     let mut cmd = cam_run("codex", ws.path());
     cmd.args(["--json", "fail=x"]);
     let out = run(cmd);
@@ -527,8 +527,8 @@ fn prompt_reaches_every_cli_as_text_never_as_a_flag() {
         .iter()
         .map(|cli| cli.name())
     {
-        let ws = TempDir::new(&format!("prompt-arg-{agent}"));
-        let argv_out = ws.file("argv.json");
+        let ws = temp_dir(&format!("prompt-arg-{agent}"));
+        let argv_out = ws.path().join("argv.json");
         let mut cmd = cam_run(agent, ws.path());
         cmd.arg("--").arg(format!(
             "{FLAG_LIKE_PROMPT} argv-out={}",
@@ -542,8 +542,8 @@ fn prompt_reaches_every_cli_as_text_never_as_a_flag() {
 
 #[test]
 fn prompt_read_from_stdin_reaches_the_cli_as_text_never_as_a_flag() {
-    let ws = TempDir::new("prompt-stdin");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("prompt-stdin");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("codex", ws.path());
     cmd.arg("-");
     let prompt = format!("{FLAG_LIKE_PROMPT} argv-out={}", argv_out.display());
@@ -555,8 +555,8 @@ fn prompt_read_from_stdin_reaches_the_cli_as_text_never_as_a_flag() {
 }
 
 fn codex_argv_with(permission: Option<&str>) -> Vec<String> {
-    let ws = TempDir::new("codex-permission");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("codex-permission");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("codex", ws.path());
     if let Some(permission) = permission {
         cmd.args(["--permission", permission]);
@@ -584,8 +584,8 @@ fn codex_workspace_write_maps_to_the_workspace_write_sandbox() {
 
 #[test]
 fn opencode_read_only_denies_bash_through_opencode_permission() {
-    let ws = TempDir::new("opencode-read-only");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("opencode-read-only");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("opencode", ws.path());
     cmd.args(["--permission", "read-only"])
         .arg(format!("argv-out={}", argv_out.display()));
@@ -606,8 +606,8 @@ fn claude_unlimited_as_root_without_is_sandbox_exits_2_mentioning_is_sandbox() {
         eprintln!("skipped: not running as root, so claude's root refusal does not apply");
         return;
     }
-    let ws = TempDir::new("claude-root");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("claude-root");
+    let argv_out = ws.path().join("argv.json");
     let mut cmd = cam_run("claude", ws.path());
     cmd.args(["--permission", "unlimited"])
         .arg(format!("argv-out={}", argv_out.display()));
@@ -619,9 +619,9 @@ fn claude_unlimited_as_root_without_is_sandbox_exits_2_mentioning_is_sandbox() {
 
 #[test]
 fn workspace_becomes_the_clis_working_directory() {
-    let ws = TempDir::new("cwd");
-    let scratch = TempDir::new("cwd-scratch");
-    let argv_out = scratch.file("argv.json");
+    let ws = temp_dir("cwd");
+    let scratch = temp_dir("cwd-scratch");
+    let argv_out = scratch.path().join("argv.json");
     let mut cmd = cam_run("codex", ws.path());
     // Run from elsewhere, so the CLI's cwd can only come from --workspace.
     cmd.current_dir(scratch.path())
@@ -639,8 +639,8 @@ fn workspace_becomes_the_clis_working_directory() {
 
 #[test]
 fn cli_gets_the_variables_cam_pass_env_names_plus_its_run_id() {
-    let ws = TempDir::new("env");
-    let argv_out = ws.file("argv.json");
+    let ws = temp_dir("env");
+    let argv_out = ws.path().join("argv.json");
     // IS_SANDBOX is one of claude's own variables.
     let mut cmd = cam_run("claude", ws.path());
     cmd.env("IS_SANDBOX", "1")
@@ -666,7 +666,7 @@ fn cli_gets_the_variables_cam_pass_env_names_plus_its_run_id() {
 
 #[test]
 fn stdout_carries_only_the_answer_and_stderr_the_events_and_logs() {
-    let ws = TempDir::new("streams");
+    let ws = temp_dir("streams");
     let mut cmd = cam_run("codex", ws.path());
     // Verbose logging, so any log line that went to stdout would show.
     cmd.env("CAM_LOG", "debug")

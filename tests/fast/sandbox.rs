@@ -10,9 +10,10 @@ use crate::mcp;
 
 use std::path::{Path, PathBuf};
 
-use common::TempDir;
+use common::temp_dir;
 use mcp::{Server, all_text, is_error};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 /// Where the probes write, all in a temp dir of the test's own but `loose`.
 struct Probes {
@@ -39,27 +40,28 @@ impl Probe {
 
 impl Probes {
     fn new(name: &str) -> Self {
-        let root = TempDir::new(name);
+        let root = temp_dir(name);
         // `home/.codex` is made here too: a confined run makes it, an unconfined one not.
         for dir in ["ws", "home/.codex", "linked", "outside", "tmp"] {
-            std::fs::create_dir_all(root.file(dir)).expect("probe dirs");
+            std::fs::create_dir_all(root.path().join(dir)).expect("probe dirs");
         }
-        std::os::unix::fs::symlink(root.file("linked"), root.file("ws/out")).expect("symlink");
+        std::os::unix::fs::symlink(root.path().join("linked"), root.path().join("ws/out"))
+            .expect("symlink");
         let loose = std::env::temp_dir().join(common::unique("cam-sandbox-loose"));
         Self { root, loose }
     }
 
     fn workspace(&self) -> PathBuf {
-        self.root.file("ws")
+        self.root.path().join("ws")
     }
 
     fn home(&self) -> PathBuf {
-        self.root.file("home")
+        self.root.path().join("home")
     }
 
     /// The server's temp dir, where the runs' private `TMPDIR`s are made.
     fn server_tmp(&self) -> PathBuf {
-        self.root.file("tmp")
+        self.root.path().join("tmp")
     }
 
     fn log(&self) -> PathBuf {
@@ -77,7 +79,7 @@ impl Probes {
             file,
             in_workspace,
         };
-        let daemon = self.root.file("outside/from-daemon.txt");
+        let daemon = self.root.path().join("outside/from-daemon.txt");
         vec![
             write(
                 Path::new("in-workspace.txt"),
@@ -92,7 +94,7 @@ impl Probes {
             write(&self.loose, self.loose.clone(), false),
             write(
                 Path::new("out/through-link.txt"),
-                self.root.file("linked/through-link.txt"),
+                self.root.path().join("linked/through-link.txt"),
                 false,
             ),
             Probe {
@@ -296,7 +298,7 @@ async fn the_runs_private_tmpdir_is_gone_after_the_run() {
 
 /// A server with `[agents.keeper]` on codex, whose own writable directory is `writable`.
 fn keeper(probes: &Probes, writable: &Path) -> Server {
-    let config = probes.root.file("config.toml");
+    let config = probes.root.path().join("config.toml");
     let text = format!(
         "[agents.keeper]\nbase = \"codex\"\nwritable = [\"{}\"]\n",
         writable.display()
@@ -311,9 +313,12 @@ async fn a_custom_agents_writable_directory_is_writable_under_workspace_write() 
         return;
     }
     let probes = Probes::new("cam-sandbox-writable");
-    let extra = probes.root.file("extra");
+    let extra = probes.root.path().join("extra");
     std::fs::create_dir_all(&extra).expect("extra dir");
-    let (allowed, refused) = (extra.join("kept.txt"), probes.root.file("outside/not.txt"));
+    let (allowed, refused) = (
+        extra.join("kept.txt"),
+        probes.root.path().join("outside/not.txt"),
+    );
     let mut server = keeper(&probes, &extra);
     server.initialize().await;
     let prompt = format!(

@@ -15,8 +15,9 @@ use crate::common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::TempDir;
+use common::temp_dir;
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 const SCHEMA_URL: &str =
     "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json";
@@ -143,7 +144,7 @@ fn its_version_is_cargo_tomls_and_its_names_are_the_packagings() {
 /// `cli-agent-mcp config --json` with only `vars` of the caller's environment (and a throwaway
 /// home): its JSON, or what it printed on stderr when it refused.
 fn config_json(home: &Path, vars: &[(String, String)]) -> Result<Value, String> {
-    let output = Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"))
+    let output = Command::new(common::binary())
         .args(["config", "--json"])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -193,7 +194,7 @@ fn sample(variable: &Value, dir: &TempDir) -> String {
         }
         "filepath" => {
             // A file that exists: the config file must (an empty one is a valid config).
-            let path: PathBuf = dir.file(&name.to_lowercase());
+            let path: PathBuf = dir.path().join(name.to_lowercase());
             std::fs::write(&path, "").expect("write the sample file");
             path.display().to_string()
         }
@@ -208,8 +209,8 @@ fn every_variable_it_offers_is_read_by_the_server_with_its_choices_and_defaults(
     let server = server();
     let variables = variables(&server);
     assert!(!variables.is_empty());
-    let dir = TempDir::new("server-json");
-    let home = dir.file("home");
+    let dir = temp_dir("server-json");
+    let home = dir.path().join("home");
     std::fs::create_dir_all(&home).expect("home");
 
     for variable in &variables {

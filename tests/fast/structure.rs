@@ -5,6 +5,8 @@
 //! (`scripts/os-calls`), and no relative link of the markdown to a missing page or heading
 //! (`scripts/doc-links`).
 
+use crate::common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -180,8 +182,8 @@ fn each_oss_own_calls_stay_in_its_platform_module() {
 /// that import each other through a multi-line `use` group, and none through a test module.
 #[test]
 fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests() {
-    let dir = std::env::temp_dir().join(format!("cam-cycles-{}", std::process::id()));
-    let write = |path: &str, text: &str| write_file(&dir, path, text);
+    let dir = common::temp_dir("cam-cycles");
+    let write = |path: &str, text: &str| write_file(dir.path(), path, text);
     write("src/lib.rs", "mod tools;\n");
     write("src/tools/mod.rs", "mod job;\nmod job_wait;\n");
     write(
@@ -193,7 +195,7 @@ fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests()
         "#[cfg(test)]\nmod tests {\n    use super::super::job::Context;\n}\n",
     );
     let run = || {
-        let output = run_script("scripts/import-cycles", &[&dir.join("src")]);
+        let output = run_script("scripts/import-cycles", &[&dir.path().join("src")]);
         let text = String::from_utf8_lossy(&output.stdout).into_owned();
         (output.status.success(), text)
     };
@@ -201,7 +203,6 @@ fn the_cycle_script_finds_a_circle_between_sibling_files_but_not_through_tests()
     assert!(passed, "a test module closed a circle:\n{text}");
     write("src/tools/job_wait.rs", "use super::job::Context;\n");
     let (passed, text) = run();
-    std::fs::remove_dir_all(&dir).unwrap();
     assert!(!passed, "the circle was missed:\n{text}");
     assert!(
         text.contains("tools::job -> tools::job_wait")
@@ -217,8 +218,8 @@ fn every_relative_link_of_the_docs_leads_to_a_page_and_a_heading() {
 
 #[test]
 fn doc_links_names_a_missing_page_and_a_missing_heading() {
-    let root = std::env::temp_dir().join(format!("cam-doc-links-{}", std::process::id()));
-    let page = |path: &str, text: &str| write_file(&root, path, text);
+    let root = common::temp_dir("cam-doc-links");
+    let page = |path: &str, text: &str| write_file(root.path(), path, text);
     page(
         "README.md",
         "# Top\n\n[fine](docs/a.md#a-heading-with-code) [gone](docs/missing.md)\n\
@@ -228,8 +229,7 @@ fn doc_links_names_a_missing_page_and_a_missing_heading() {
         "docs/a.md",
         "# A heading with `code`\n\n[back](../README.md#top) [lost](../README.md#no-such-heading)\n",
     );
-    let output = run_script("scripts/doc-links", &[&root]);
-    std::fs::remove_dir_all(&root).expect("remove the tree");
+    let output = run_script("scripts/doc-links", &[root.path()]);
     let printed = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{printed}");
     let expected = "README.md:3: docs/missing.md: no such file: docs/missing.md\n\

@@ -4,12 +4,7 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../mcp/mod.rs"]
-mod mcp;
-#[path = "../packages/mod.rs"]
-mod packages;
+use cli_agent_test_support::{common, mcp, packages};
 
 mod packaging;
 mod workflows;

@@ -19,10 +19,11 @@ use crate::web;
 use std::time::Duration;
 
 use cli_agent_engine::clis;
-use common::{TempDir, wait_until};
+use common::{temp_dir, wait_until};
 use mcp::{Builder, Server, is_error};
 use real::{MockModel, Retries, Sandbox};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use web::browser::Browser;
 use web::{Dashboard, Request, background};
 
@@ -241,7 +242,7 @@ struct Parking {
 
 async fn serve_parking() -> Option<Parking> {
     let (mock, sandbox, builder) = claude_server()?;
-    let state = TempDir::new("park-questions");
+    let state = temp_dir("park-questions");
     let mut server = builder
         .env("CAM_STATE_DIR", state.path())
         .arg("--park-questions")

@@ -16,9 +16,10 @@ use crate::real;
 use std::path::Path;
 
 use cli_agent_engine::{Agent, clis};
-use common::{TempDir, unique};
+use common::{temp_dir, unique};
 use real::hosted::{Served, World, path};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 
 /// How Claude Code reaches our server.
 #[derive(Clone, Copy, Debug)]
@@ -71,8 +72,8 @@ struct Asking {
 
 impl Asking {
     async fn new(inner: Agent, link: Link) -> Option<Self> {
-        let logs = TempDir::new("host-questions-log");
-        let log = logs.file("server.log");
+        let logs = temp_dir("host-questions-log");
+        let log = logs.path().join("server.log");
         let extra = [
             ("CAM_MAX_PERMISSION", "workspace-write".to_owned()),
             ("CAM_ASK_TIMEOUT_SECS", "120".to_owned()),
@@ -88,7 +89,7 @@ impl Asking {
             world,
             link,
             log,
-            outside: TempDir::new("host-questions-outside"),
+            outside: temp_dir("host-questions-outside"),
             _logs: logs,
         })
     }

@@ -26,37 +26,6 @@ async fn world(host: Agent, inner: Agent, extra: &[(&str, String)]) -> Option<Wo
     World::new(host, inner, &settings).await
 }
 
-impl World {
-    /// The host's requests to the mock that answered one of its tool calls with `needle`.
-    fn host_requests_with_result(&self, needle: &str) -> Vec<Value> {
-        self.host_requests()
-            .into_iter()
-            .filter(|request| {
-                request["tool_output"]
-                    .as_str()
-                    .is_some_and(|output| output.contains(needle))
-            })
-            .collect()
-    }
-
-    /// Our tools' structured results as the host handed them to its model, in order.
-    fn host_results(&self) -> Vec<Value> {
-        self.host_requests()
-            .iter()
-            .filter_map(|request| request["tool_output"].as_str().map(structured_result))
-            .collect()
-    }
-
-    /// The tools the host's model called, as the mock scripted them, in order.
-    fn host_tool_calls(&self) -> Vec<Value> {
-        self.host_requests()
-            .into_iter()
-            .filter(|request| request["scenario"]["name"] == "tool_call")
-            .map(|request| request["scenario"].clone())
-            .collect()
-    }
-}
-
 /// The host's final answer in its JSONL: codex's last agent message, claude's result.
 fn final_answer(host: Agent, events: &[Value]) -> String {
     let answer = match host.name() {
@@ -86,13 +55,6 @@ fn script(inner: Agent, arguments: &Value, then: Option<(&str, Value)>) -> Strin
         prompt.push_str(&format!("\nTHEN_CALL: {tool} {arguments}"));
     }
     prompt
-}
-
-/// Our tool's structured result as the host handed it to its model: claude passes the JSON
-/// itself, codex after a `Wall time: …\nOutput:\n` frame.
-fn structured_result(output: &str) -> Value {
-    let json = output.find('{').map_or(output, |start| &output[start..]);
-    serde_json::from_str(json).unwrap_or_else(|error| panic!("{error}: {output}"))
 }
 
 /// codex finds our tools with its client-side tool_search: the mock searched, and codex
@@ -294,8 +256,8 @@ fn assert_reviewed_and_applied(results: &[Value], edit: &ScriptedEdit) {
 /// result it answered. A first turn runs a job, so the second turn's server lists it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_as_host_lists_our_prompts_and_resources() {
-    let log = common::TempDir::new("host-server-log");
-    let log_file = log.file("server.log");
+    let log = common::temp_dir("host-server-log");
+    let log_file = log.path().join("server.log");
     let extra = [
         ("CAM_LOG", "info,rmcp=debug".to_owned()),
         ("CAM_LOG_FILE", path(&log_file)),

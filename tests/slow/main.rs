@@ -5,10 +5,7 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-#[path = "../common/mod.rs"]
-mod common;
-#[path = "../mcp/mod.rs"]
-mod mcp;
+use cli_agent_test_support::{common, mcp};
 
 mod load;
 mod new_cli;

@@ -9,22 +9,19 @@ use std::time::{Duration, Instant};
 use super::login_shell;
 use super::*;
 
-/// A directory under the system's temp dir, removed when dropped.
-struct TempDir(PathBuf);
+/// A directory under the system's temp dir to lay a machine's files out in, removed when
+/// dropped.
+struct Scratch(tempfile::TempDir);
 
-impl TempDir {
+impl Scratch {
     fn new(tag: &str) -> Self {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "cam-locate-{tag}-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let dir = std::env::temp_dir().join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        Self(dir)
+        let prefix = format!("cam-locate-{tag}-");
+        let dir = tempfile::Builder::new().prefix(&prefix).tempdir();
+        Self(dir.expect("create temp dir"))
+    }
+
+    fn path(&self) -> &Path {
+        self.0.path()
     }
 
     /// An executable at `relative`, its dirs made.
@@ -33,17 +30,11 @@ impl TempDir {
     }
 
     fn file(&self, relative: &str, text: &str, mode: u32) -> PathBuf {
-        let path = self.0.join(relative);
+        let path = self.path().join(relative);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
         std::fs::write(&path, text).expect("write file");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
         path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 
@@ -68,14 +59,14 @@ impl Probe for Within<'_> {
     }
 }
 
-fn find(tmp: &TempDir, path: &str, login: &LoginPath) -> Result<(PathBuf, CliSource), Vec<String>> {
-    let home = tmp.0.join("home");
+fn find(tmp: &Scratch, path: &str, login: &LoginPath) -> Result<(PathBuf, CliSource), Vec<String>> {
+    let home = tmp.path().join("home");
     let places = Places {
         home: Some(&home),
         path: OsStr::new(path),
         login,
     };
-    search("codex", places, &Within(&tmp.0))
+    search("codex", places, &Within(tmp.path()))
 }
 
 fn nvm(version: &str) -> CliSource {
@@ -86,7 +77,7 @@ fn nvm(version: &str) -> CliSource {
 
 #[test]
 fn the_newest_nvm_node_version_wins_by_number_not_by_name() {
-    let tmp = TempDir::new("nvm");
+    let tmp = Scratch::new("nvm");
     for version in ["v18.0.0", "v9.11.2", "v22.11.0", "v22.2.0"] {
         tmp.executable(&format!("home/.nvm/versions/node/{version}/bin/codex"));
     }
@@ -96,14 +87,15 @@ fn the_newest_nvm_node_version_wins_by_number_not_by_name() {
     assert_eq!(source, nvm("v22.11.0"));
     assert_eq!(
         path,
-        tmp.0.join("home/.nvm/versions/node/v22.11.0/bin/codex")
+        tmp.path()
+            .join("home/.nvm/versions/node/v22.11.0/bin/codex")
     );
 }
 
 #[test]
 fn a_node_version_without_the_binary_is_passed_over() {
-    let tmp = TempDir::new("nvm-gap");
-    std::fs::create_dir_all(tmp.0.join("home/.nvm/versions/node/v24.0.0/bin")).expect("mkdir");
+    let tmp = Scratch::new("nvm-gap");
+    std::fs::create_dir_all(tmp.path().join("home/.nvm/versions/node/v24.0.0/bin")).expect("mkdir");
     tmp.executable("home/.nvm/versions/node/v20.1.0/bin/codex");
     let (_, source) = find(&tmp, "", &LoginPath::Off).expect("found");
     assert_eq!(source, nvm("v20.1.0"));
@@ -111,12 +103,12 @@ fn a_node_version_without_the_binary_is_passed_over() {
 
 #[test]
 fn the_servers_path_then_the_login_shells_path_come_before_any_install_dir() {
-    let tmp = TempDir::new("order");
+    let tmp = Scratch::new("order");
     tmp.executable("home/.nvm/versions/node/v22.0.0/bin/codex");
     let on_login = tmp.executable("login/bin/codex");
     let on_path = tmp.executable("path/bin/codex");
-    let login = LoginPath::Known(tmp.0.join("login/bin").into_os_string());
-    let path = format!("relative/bin::{}", tmp.0.join("path/bin").display());
+    let login = LoginPath::Known(tmp.path().join("login/bin").into_os_string());
+    let path = format!("relative/bin::{}", tmp.path().join("path/bin").display());
     assert_eq!(
         find(&tmp, &path, &login).expect("found"),
         (on_path, CliSource::Path)
@@ -129,9 +121,9 @@ fn the_servers_path_then_the_login_shells_path_come_before_any_install_dir() {
 
 #[test]
 fn install_dirs_are_tried_in_their_order_and_only_executables_count() {
-    let tmp = TempDir::new("dirs");
+    let tmp = Scratch::new("dirs");
     tmp.file("home/.volta/bin/codex", "not executable", 0o644);
-    std::fs::create_dir_all(tmp.0.join("home/.npm-global/bin/codex")).expect("a dir");
+    std::fs::create_dir_all(tmp.path().join("home/.npm-global/bin/codex")).expect("a dir");
     let local = tmp.executable("home/.local/bin/codex");
     tmp.executable("home/.bun/bin/codex");
     assert_eq!(
@@ -142,7 +134,7 @@ fn install_dirs_are_tried_in_their_order_and_only_executables_count() {
 
 #[test]
 fn the_npm_prefix_of_npmrc_is_searched_after_nvm() {
-    let tmp = TempDir::new("npmrc");
+    let tmp = Scratch::new("npmrc");
     let prefixed = tmp.executable("home/npm-prefix/bin/codex");
     tmp.executable("home/.local/bin/codex");
     for npmrc in [
@@ -166,7 +158,7 @@ fn the_npm_prefix_of_npmrc_is_searched_after_nvm() {
 
 #[test]
 fn a_missing_cli_lists_every_place_looked() {
-    let tmp = TempDir::new("missing");
+    let tmp = Scratch::new("missing");
     tmp.file("home/.npmrc", "prefix=~/pfx", 0o644);
     let looked = find(&tmp, "/usr/bin:/bin", &LoginPath::Off).expect_err("nowhere");
     assert_eq!(
@@ -199,13 +191,13 @@ fn a_missing_cli_lists_every_place_looked() {
 
 #[test]
 fn without_a_home_only_the_absolute_dirs_are_searched() {
-    let tmp = TempDir::new("no-home");
+    let tmp = Scratch::new("no-home");
     let places = Places {
         home: None,
         path: OsStr::new(""),
         login: &LoginPath::NoAnswer,
     };
-    let looked = search("codex", places, &Within(&tmp.0)).expect_err("nowhere");
+    let looked = search("codex", places, &Within(tmp.path())).expect_err("nowhere");
     assert!(looked.contains(&"no dir under ~ (HOME is not set)".to_owned()));
     assert!(
         looked.iter().all(|place| !place.starts_with("~/")),
@@ -277,7 +269,7 @@ fn doctor_s_words_name_the_dir_and_the_kind_of_place() {
 }
 
 /// A fake login shell: `body`, then the command it is given (its last argument).
-fn fake_shell(tmp: &TempDir, body: &str) -> PathBuf {
+fn fake_shell(tmp: &Scratch, body: &str) -> PathBuf {
     let script = format!("#!/bin/sh\nfor last; do :; done\n{body}\n");
     tmp.file("shell", &script, 0o755)
 }
@@ -293,12 +285,12 @@ fn gone(pid_file: &Path) -> bool {
 
 #[test]
 fn the_login_shell_s_path_is_read_between_the_marks_whatever_its_rc_files_print() {
-    let tmp = TempDir::new("shell");
+    let tmp = Scratch::new("shell");
     let shell = fake_shell(
         &tmp,
         "echo 'Welcome!'; PATH=/from/rc/bin:/usr/bin:/bin; eval \"$last\"; echo bye",
     );
-    let path = login_shell::ask(&shell, Some(&tmp.0), Duration::from_secs(30));
+    let path = login_shell::ask(&shell, Some(tmp.path()), Duration::from_secs(30));
     assert_eq!(
         path.as_deref(),
         Some(OsStr::new("/from/rc/bin:/usr/bin:/bin"))
@@ -307,8 +299,8 @@ fn the_login_shell_s_path_is_read_between_the_marks_whatever_its_rc_files_print(
 
 #[test]
 fn a_shell_that_answers_and_lingers_is_killed_at_its_answer() {
-    let tmp = TempDir::new("linger");
-    let pid_file = tmp.0.join("pid");
+    let tmp = Scratch::new("linger");
+    let pid_file = tmp.path().join("pid");
     let body = format!(
         "echo $$ > '{}'; sleep 30 & PATH=/x/bin; eval \"$last\"; wait",
         pid_file.display()
@@ -323,8 +315,8 @@ fn a_shell_that_answers_and_lingers_is_killed_at_its_answer() {
 
 #[test]
 fn a_shell_that_never_answers_is_killed_at_the_deadline() {
-    let tmp = TempDir::new("hang");
-    let pid_file = tmp.0.join("pid");
+    let tmp = Scratch::new("hang");
+    let pid_file = tmp.path().join("pid");
     let body = format!(
         "echo $$ > '{}'; echo no path; exec sleep 30",
         pid_file.display()
@@ -341,13 +333,13 @@ fn a_shell_that_never_answers_is_killed_at_the_deadline() {
 
 #[test]
 fn a_shell_that_fails_or_is_missing_gives_no_path() {
-    let tmp = TempDir::new("fail");
+    let tmp = Scratch::new("fail");
     let shell = fake_shell(&tmp, "exit 1");
     assert_eq!(
         login_shell::ask(&shell, None, Duration::from_secs(30)),
         None
     );
-    let missing = tmp.0.join("no-such-shell");
+    let missing = tmp.path().join("no-such-shell");
     assert_eq!(
         login_shell::ask(&missing, None, Duration::from_secs(30)),
         None

@@ -299,39 +299,21 @@ mod tests {
         assert!(!text.contains("(allow default"));
     }
 
-    /// A directory under the system's temp dir, removed when dropped (also on a failed test).
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(tag: &str) -> Self {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos());
-            let name = format!("cam-seatbelt-{tag}-{}-{nanos}", std::process::id());
-            let dir = std::env::temp_dir().join(name);
-            std::fs::create_dir_all(&dir).expect("create temp dir");
-            Self(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn symlinked_dir_and_path_with_spaces_canonicalize_to_their_real_path() {
-        let tmp = TempDir::new("links");
-        let real = tmp.0.join("my project (copy)");
+        let tmp = tempfile::Builder::new()
+            .prefix("cam-seatbelt-links-")
+            .tempdir()
+            .expect("create temp dir");
+        let real = tmp.path().join("my project (copy)");
         std::fs::create_dir(&real).expect("create dir");
-        let link = tmp.0.join("link");
+        let link = tmp.path().join("link");
         std::os::unix::fs::symlink(&real, &link).expect("symlink");
         let real = std::fs::canonicalize(&real).expect("canonicalize");
 
         assert_eq!(canonical(&link).expect("canonical link"), real);
         assert_eq!(
-            canonical(&tmp.0.join("my project (copy)")).expect("spaces"),
+            canonical(&tmp.path().join("my project (copy)")).expect("spaces"),
             real
         );
         let later = link.join("not yet").join("run-1");

@@ -47,21 +47,19 @@ fn refusals_are_told_from_other_tool_output() {
     assert!(!tells_of_refusal("wrote 3 files"));
 }
 
-/// A directory of its own under the temp dir, removed at the end.
-struct Scratch(PathBuf);
+/// A directory of its own under the temp dir, by its real path (the sandbox's rules name real
+/// paths), removed at the end.
+struct Scratch {
+    path: PathBuf,
+    _dir: tempfile::TempDir,
+}
 
 impl Scratch {
     fn new(name: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("cam-sandbox-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        Self(std::fs::canonicalize(&path).unwrap())
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        let prefix = format!("cam-sandbox-{name}-");
+        let dir = tempfile::Builder::new().prefix(&prefix).tempdir().unwrap();
+        let path = std::fs::canonicalize(dir.path()).unwrap();
+        Self { path, _dir: dir }
     }
 }
 
@@ -96,26 +94,26 @@ async fn a_confined_process_writes_where_its_level_allows_and_nowhere_else() {
     let writes = |target: &Path| format!("echo x > '{}'", target.display());
     let mut plan = WritePlan {
         level: Permission::WorkspaceWrite,
-        tree: tree.0.clone(),
+        tree: tree.path.clone(),
         ..WritePlan::default()
     };
-    let inside = writes(&tree.0.join("a"));
-    assert_eq!(confined_sh(&plan, &tree.0, &inside).await, 0);
+    let inside = writes(&tree.path.join("a"));
+    assert_eq!(confined_sh(&plan, &tree.path, &inside).await, 0);
     // A refused redirection: dash exits 2, macOS's sh (bash) 1.
     assert_ne!(
-        confined_sh(&plan, &tree.0, &writes(&outside.0.join("b"))).await,
+        confined_sh(&plan, &tree.path, &writes(&outside.path.join("b"))).await,
         0
     );
-    assert!(!outside.0.join("b").exists());
+    assert!(!outside.path.join("b").exists());
     let in_tmp = "echo x > \"$TMPDIR/c\" && cat /dev/null > /dev/null";
-    assert_eq!(confined_sh(&plan, &tree.0, in_tmp).await, 0);
+    assert_eq!(confined_sh(&plan, &tree.path, in_tmp).await, 0);
     plan.level = Permission::ReadOnly;
     assert_ne!(
-        confined_sh(&plan, &tree.0, &writes(&tree.0.join("d"))).await,
+        confined_sh(&plan, &tree.path, &writes(&tree.path.join("d"))).await,
         0
     );
-    assert!(!tree.0.join("d").exists());
-    assert_eq!(confined_sh(&plan, &tree.0, in_tmp).await, 0);
+    assert!(!tree.path.join("d").exists());
+    assert_eq!(confined_sh(&plan, &tree.path, in_tmp).await, 0);
 }
 
 #[tokio::test]
@@ -123,7 +121,7 @@ async fn the_run_temporary_directory_goes_with_its_confinement() {
     let tree = Scratch::new("tmp");
     let plan = WritePlan {
         level: Permission::ReadOnly,
-        tree: tree.0.clone(),
+        tree: tree.path.clone(),
         ..WritePlan::default()
     };
     let confinement = Confinement::for_run(SandboxMode::Auto, &plan, "tmp-test")

@@ -2,6 +2,7 @@ use std::time::Duration;
 
 use cli_agent_engine::clis::CODEX;
 use cli_agent_engine::{AgentEvent, Outcome, Permission, Status};
+use cli_agent_test_support::common::temp_dir;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
@@ -49,8 +50,8 @@ fn store_with_job(dir: &std::path::Path, events: usize, answer: &str) -> (Store,
 
 #[tokio::test]
 async fn an_ended_jobs_answer_comes_at_once_and_its_long_transcript_a_page_at_a_time() {
-    let dir = std::env::temp_dir().join(format!("dash-feed-{}", JobId::random()));
-    let (store, id) = store_with_job(&dir, 1200, "**done** <b>raw</b>");
+    let dir = temp_dir("dash-feed");
+    let (store, id) = store_with_job(dir.path(), 1200, "**done** <b>raw</b>");
     let state = DashboardState::new(
         store,
         "127.0.0.1:1".parse().unwrap(),
@@ -68,7 +69,6 @@ async fn an_ended_jobs_answer_comes_at_once_and_its_long_transcript_a_page_at_a_
     tokio::time::timeout(Duration::from_secs(60), all)
         .await
         .expect("the feed of an ended job ends");
-    let _ = std::fs::remove_dir_all(&dir);
 
     let names: Vec<&str> = messages.iter().map(Message::name).collect();
     assert_eq!(names, ["job", "lines", "answer", "lines", "lines", "end"]);

@@ -1,9 +1,10 @@
 use cli_agent_engine::AgentEvent;
 use cli_agent_engine::clis::{CLAUDE, CODEX};
+use cli_agent_test_support::common::temp_dir;
 use rusqlite::Connection;
 
 use super::super::schema::{V1, VERSION};
-use super::super::tests::{TempDir, insert, outcome};
+use super::super::tests::{insert, outcome};
 use super::super::{JobStatus, dir};
 use super::*;
 
@@ -13,7 +14,7 @@ fn ids(page: &FeedPage) -> Vec<String> {
 
 #[test]
 fn the_feed_reports_each_insert_progress_and_finish_once_after_the_cursor() {
-    let dir = TempDir::new("feed");
+    let dir = temp_dir("feed");
     let store = Store::open(dir.path()).unwrap();
     let older = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let start = store.feed_start(10).unwrap();
@@ -58,7 +59,7 @@ fn the_feed_reports_each_insert_progress_and_finish_once_after_the_cursor() {
 
 #[test]
 fn a_version_1_store_migrates_and_its_jobs_are_in_the_feed() {
-    let dir = TempDir::new("feed-migrate");
+    let dir = temp_dir("feed-migrate");
     let old = Connection::open(dir.path().join(dir::DB_FILE)).unwrap();
     old.execute_batch(V1).unwrap();
     old.pragma_update(None, "user_version", 1).unwrap();

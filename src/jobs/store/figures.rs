@@ -5,8 +5,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::AgentEvent;
+use cli_agent_test_support::common::temp_dir;
 
-use super::tests::{TempDir, insert, outcome};
+use super::tests::{insert, outcome};
 use super::*;
 
 const JOBS: usize = 1000;
@@ -16,7 +17,7 @@ const STREAM_EVENTS: usize = 200_000;
 #[test]
 #[ignore = "prints figures; run with --release --ignored --nocapture"]
 fn store_figures() {
-    let dir = TempDir::new("store-figures");
+    let dir = temp_dir("store-figures");
     let store = Store::open_with(dir.path(), 16 * 1024 * 1024).unwrap();
     record_jobs(&store, dir.path());
     list_latency(&store);

@@ -5,35 +5,16 @@ use cli_agent_engine::clis::{CLAUDE, CODEX, GEMINI};
 use cli_agent_engine::{
     Agent, AgentEvent, ErrorInfo, ErrorKind, Outcome, Permission, Status, ToolSummary, Usage,
 };
+use cli_agent_test_support::common::temp_dir;
+use tempfile::TempDir;
 
 use super::*;
-
-/// A fresh directory under the system's temp dir, removed when dropped.
-pub(super) struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("{name}-{}", JobId::random()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 const NO_CAP: u64 = u64::MAX / 4;
 
 /// A store without a transcript cap in a fresh directory.
 pub(super) fn open(name: &str) -> (TempDir, Store) {
-    let dir = TempDir::new(name);
+    let dir = temp_dir(name);
     let store = Store::open_with(dir.path(), NO_CAP).unwrap();
     (dir, store)
 }
@@ -316,7 +297,7 @@ fn a_burst_past_the_cap_before_a_commit_keeps_the_same_head_tail_and_gap() {
 }
 
 fn transcript_within_the_cap(cap: u64, events: u64, commit_every: u64) {
-    let dir = TempDir::new("store-cap");
+    let dir = temp_dir("store-cap");
     let store = Store::open_with(dir.path(), cap).unwrap();
     let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
     let recorder = store.recorder(&id);
@@ -560,7 +541,7 @@ fn assert_moved_aside_and_fresh(dir: &Path, damaged: &[u8]) {
 
 #[test]
 fn a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_store_works() {
-    let dir = TempDir::new("store-not-db");
+    let dir = temp_dir("store-not-db");
     let garbage = b"this is not a database, and it is long enough to have a header".repeat(100);
     std::fs::write(dir.path().join(dir::DB_FILE), &garbage).unwrap();
     assert_moved_aside_and_fresh(dir.path(), &garbage);
@@ -568,7 +549,7 @@ fn a_file_that_is_not_a_database_is_moved_aside_and_a_fresh_store_works() {
 
 #[test]
 fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
-    let dir = TempDir::new("store-damaged");
+    let dir = temp_dir("store-damaged");
     let store = Store::open_with(dir.path(), NO_CAP).unwrap();
     for _ in 0..50 {
         let id = insert(&store, CODEX, dir.path(), JobStatus::Running);
@@ -601,7 +582,7 @@ fn a_database_failing_its_check_is_moved_aside_and_a_fresh_store_works() {
 
 #[test]
 fn a_store_from_a_newer_version_is_refused_not_rewritten() {
-    let dir = TempDir::new("store-newer");
+    let dir = temp_dir("store-newer");
     drop(Store::open_with(dir.path(), NO_CAP).unwrap());
     let conn = rusqlite::Connection::open(dir.path().join(dir::DB_FILE)).unwrap();
     conn.pragma_update(None, "user_version", schema::VERSION + 1)
@@ -654,7 +635,7 @@ impl Drop for Unwritable<'_> {
 
 #[test]
 fn an_unwritable_directory_gives_an_error_that_says_how_to_fix_it() {
-    let dir = TempDir::new("store-readonly");
+    let dir = temp_dir("store-readonly");
     let state = dir.path().join("state");
     std::fs::create_dir(&state).unwrap();
     let _unwritable = Unwritable::new(&state);
@@ -676,7 +657,7 @@ fn an_unwritable_directory_gives_an_error_that_says_how_to_fix_it() {
 
 #[test]
 fn two_stores_on_one_file_write_and_read_at_once() {
-    let dir = TempDir::new("store-two");
+    let dir = temp_dir("store-two");
     let stores = [
         Store::open_with(dir.path(), NO_CAP).unwrap(),
         Store::open_with(dir.path(), NO_CAP).unwrap(),

@@ -420,14 +420,15 @@ mod tests {
     #[tokio::test]
     async fn each_question_and_its_answer_is_recorded_in_the_jobs_transcript() {
         use crate::jobs::store::{JobId, JobStatus, NewJob, Origin, Store};
-        let dir = std::env::temp_dir().join(format!("approve-{}", JobId::random()));
-        let store = Store::open(&dir).unwrap();
+        let temp = cli_agent_test_support::common::temp_dir("approve");
+        let dir = temp.path();
+        let store = Store::open(dir).unwrap();
         let id = JobId::random();
         let job = NewJob {
             id: &id,
             agent: clis::CLAUDE,
             origin: Origin::Call,
-            workspace: &dir,
+            workspace: dir,
             permission: Permission::ReadOnly,
             model: None,
             session_id: None,
@@ -436,7 +437,7 @@ mod tests {
             allowed_past: None,
         };
         store.insert(&job).unwrap();
-        let mut run = RunRequest::new("fix it", &dir);
+        let mut run = RunRequest::new("fix it", dir);
         run.permission = Permission::ReadOnly;
         let approver = Approver::for_run(
             clis::CLAUDE,
@@ -452,7 +453,6 @@ mod tests {
             .await;
         store.recorder(&id).flush();
         let page = store.transcript_page(&id, 0, 10).unwrap().expect("a page");
-        let _ = std::fs::remove_dir_all(&dir);
         let events: Vec<Value> = page
             .text
             .lines()

@@ -411,31 +411,25 @@ mod tests {
         }
     }
 
-    /// A directory of the test's own, the only root its policy allows: wherever the checkout
-    /// (the working directory a relative path resolves against) lives, it is not inside.
-    struct Root(PathBuf);
+    /// A directory of the test's own under the temp dir, by its real path (no symlink on the
+    /// way), the only root its policy allows: wherever the checkout (the working directory a
+    /// relative path resolves against) lives, it is not inside. Removed when dropped.
+    struct Root {
+        path: PathBuf,
+        _dir: tempfile::TempDir,
+    }
 
     impl Root {
         fn new(name: &str) -> Self {
-            let dir = std::env::temp_dir().join(format!(
-                "cam-tools-{name}-{}-{:?}",
-                std::process::id(),
-                std::thread::current().id()
-            ));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).expect("root");
-            Self(std::fs::canonicalize(dir).expect("root"))
+            let dir = cli_agent_test_support::common::temp_dir(&format!("cam-tools-{name}"));
+            let path = std::fs::canonicalize(dir.path()).expect("root");
+            Self { path, _dir: dir }
         }
 
         /// Calls may work in this root, up to workspace-write.
         fn policy(&self) -> Policy {
-            Policy::new(std::slice::from_ref(&self.0), Permission::WorkspaceWrite).expect("policy")
-        }
-    }
-
-    impl Drop for Root {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
+            Policy::new(std::slice::from_ref(&self.path), Permission::WorkspaceWrite)
+                .expect("policy")
         }
     }
 
@@ -446,13 +440,13 @@ mod tests {
             clis::CLAUDE,
             args(
                 json!({"prompt": "hi", "model": " ", "append_system_prompt": "be brief",
-                        "timeout_secs": 5, "workspace": root.0}),
+                        "timeout_secs": 5, "workspace": root.path}),
             ),
             &root.policy(),
         )
         .expect("valid")
         .run;
-        assert_eq!(request.workspace, root.0);
+        assert_eq!(request.workspace, root.path);
         assert_eq!(request.permission, Permission::ReadOnly);
         assert_eq!(request.model, None);
         assert_eq!(request.timeout, Some(Duration::from_secs(5)));
@@ -483,7 +477,7 @@ mod tests {
                 "CAM_ALLOWED_ROOTS",
             ),
             (
-                json!({"prompt": "x", "workspace": root.0, "permission": "unlimited"}),
+                json!({"prompt": "x", "workspace": root.path, "permission": "unlimited"}),
                 "CAM_MAX_PERMISSION",
             ),
         ];

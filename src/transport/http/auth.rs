@@ -59,15 +59,13 @@ mod tests {
 
     #[test]
     fn the_token_file_gives_its_first_line_and_an_empty_one_is_an_error() {
-        let dir = std::env::temp_dir().join(format!("cam-token-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let file = dir.join("token");
+        let dir = cli_agent_test_support::common::temp_dir("cam-token");
+        let file = dir.path().join("token");
         std::fs::write(&file, "abc123\nignored\n").expect("write");
         let token = load(Some(&file)).expect("load").expect("a token");
         assert!(token.matches("abc123"));
         assert_eq!(format!("{token:?}"), "Token(<redacted>)");
         std::fs::write(&file, "\n").expect("write");
         assert!(matches!(load(Some(&file)), Err(TokenError::EmptyFile(_))));
-        std::fs::remove_dir_all(&dir).expect("cleanup");
     }
 }

@@ -5,8 +5,7 @@
 //! `tests/fixtures/fuzz/mcp.jsonl`; failures are saved next to it and replayed.
 //! `PROPTEST_CASES=100000 cargo test --release --bin cli-agent-mcp fuzz` for a long run.
 
-#[path = "../../../shared/tests/fuzz/mod.rs"]
-mod support;
+use cli_agent_test_support::fuzz as support;
 
 use std::time::Duration;
 

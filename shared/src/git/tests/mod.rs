@@ -9,28 +9,26 @@ mod worktree;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Git, JobKey, Repo};
 
-/// A temporary directory holding a home and the test's repositories; removed when dropped.
+/// A temporary directory holding a home and the test's repositories, `root` its real path;
+/// removed when dropped.
 pub(super) struct Fixture {
     root: PathBuf,
     pub git: Git,
+    _dir: tempfile::TempDir,
 }
 
 impl Fixture {
     pub fn new() -> Self {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let name = format!(
-            "cli-agent-mcp-git-test-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let root = std::env::temp_dir().join(name);
+        let dir = tempfile::Builder::new()
+            .prefix("cli-agent-mcp-git-test-")
+            .tempdir()
+            .unwrap();
+        let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
         std::fs::create_dir_all(&home).unwrap();
-        let root = root.canonicalize().unwrap();
         let git = Git::from_path()
             .unwrap()
             .env("HOME", &home)
@@ -38,7 +36,11 @@ impl Fixture {
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CEILING_DIRECTORIES", root.parent().unwrap());
-        Self { root, git }
+        Self {
+            root,
+            git,
+            _dir: dir,
+        }
     }
 
     pub fn path(&self, relative: &str) -> PathBuf {
@@ -100,12 +102,6 @@ impl Fixture {
         write(&dir, "debug.log", "ignored\n");
         write(&dir, ".env", "SECRET=1\n");
         dir
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 

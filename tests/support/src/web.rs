@@ -3,7 +3,6 @@
 //! the headers itself, Host included. Server-sent events are read as they arrive ([`sse`]), each
 //! wait with a generous deadline. Also: an MCP server on the same store, and background jobs
 //! started through it.
-#![allow(dead_code)]
 
 pub mod browser;
 pub mod sse;
@@ -15,10 +14,12 @@ use std::time::Duration;
 use reqwest::Method;
 use reqwest::header::{HOST, HeaderMap};
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 pub use self::sse::Events;
+use crate::common;
 use crate::mcp::{Server, is_error};
 
 /// The tests' HTTP client: it shows a redirect rather than following it, and goes to
@@ -54,7 +55,7 @@ pub async fn background(server: &mut Server, agent: &str, prompt: &str) -> Strin
 /// its processes tagged `tag`; returns its id once they run.
 pub async fn streaming_job(server: &mut Server, tag: &str) -> String {
     let id = background(server, "codex", &format!("stream=600 tag={tag} children=1")).await;
-    crate::common::wait_for_tagged(tag, 1).await;
+    common::wait_for_tagged(tag, 1).await;
     id
 }
 
@@ -74,7 +75,7 @@ pub struct Dashboard {
 impl Dashboard {
     /// `cli-agent-mcp dashboard` on the store in `state`; waits for its URL.
     pub async fn start(state: &Path) -> Self {
-        let mut child = Command::from(crate::common::cam_command())
+        let mut child = Command::from(common::cam_command())
             .arg("dashboard")
             .env("CAM_STATE_DIR", state)
             .env_remove("CAM_LOG")
@@ -314,18 +315,19 @@ impl Feed {
 
 /// A git repository in a temp dir with one commit: `notes.txt` holding `line one`.
 pub struct GitRepo {
-    pub dir: crate::common::TempDir,
+    pub dir: TempDir,
     /// Where the agents' edit scripts live: outside the repository.
-    scripts: crate::common::TempDir,
+    scripts: TempDir,
 }
 
 impl GitRepo {
+    #[allow(clippy::new_without_default)] // a repository made on disk is no default value
     pub fn new() -> Self {
         let repo = Self {
-            dir: crate::common::TempDir::new("dash-repo"),
-            scripts: crate::common::TempDir::new("dash-scripts"),
+            dir: common::temp_dir("dash-repo"),
+            scripts: common::temp_dir("dash-scripts"),
         };
-        std::fs::write(repo.dir.file("notes.txt"), "line one\n").unwrap();
+        std::fs::write(repo.dir.path().join("notes.txt"), "line one\n").unwrap();
         repo.git(&["init", "-q", "-b", "main"]);
         repo.git(&["add", "-A"]);
         repo.git(&["commit", "-q", "-m", "first"]);
@@ -347,7 +349,7 @@ impl GitRepo {
     }
 
     pub fn notes(&self) -> String {
-        std::fs::read_to_string(self.dir.file("notes.txt")).unwrap()
+        std::fs::read_to_string(self.dir.path().join("notes.txt")).unwrap()
     }
 
     /// Runs a codex job isolated in a worktree of the repository that writes `notes` into
@@ -364,7 +366,8 @@ impl GitRepo {
     async fn edit(&self, server: &mut Server, notes: &str, isolation: &str) -> String {
         let script = self
             .scripts
-            .file(&format!("{}.sh", crate::common::unique("edit")));
+            .path()
+            .join(format!("{}.sh", common::unique("edit")));
         let quoted = notes.replace('\'', r"'\''");
         std::fs::write(&script, format!("printf '%s' '{quoted}' > notes.txt\n")).unwrap();
         let started = server

@@ -8,17 +8,17 @@
 //! (`CAM_PASS_ENV`), allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`) and
 //! gives each server a job store of its own in the temp dir (`CAM_STATE_DIR`);
 //! change that with `env` / `env_remove`.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::common::TempDir;
+use crate::common::{self, binary, repo};
 use nix::sys::signal::Signal;
 use nix::unistd::Pid;
 use serde_json::{Value, json};
+use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, Command};
 use tokio::sync::watch;
@@ -29,17 +29,13 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 pub const LEGACY_VERSION: &str = "2025-11-25";
 pub const MODERN_VERSION: &str = "2026-07-28";
 
-pub fn binary() -> &'static str {
-    env!("CARGO_BIN_EXE_cli-agent-mcp")
-}
-
 pub fn fake_bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin")
+    repo().join("tests/fixtures/bin")
 }
 
 /// Every built-in CLI's tool name, in the registry's order.
 pub fn agents() -> Vec<&'static str> {
-    crate::common::cli_fixtures::names()
+    common::cli_fixtures::names()
 }
 
 pub const JOB_TOOLS: [&str; 8] = [
@@ -57,13 +53,10 @@ pub fn bin_env_var(agent: &str) -> String {
     format!("CAM_{}_BIN", agent.to_ascii_uppercase())
 }
 
-/// Where the tests' workspaces are: the temp dir, and the crate (the servers' default directory).
+/// Where the tests' workspaces are: the temp dir, and the repository (the servers' default
+/// directory).
 pub fn test_roots() -> String {
-    format!(
-        "{}:{}",
-        std::env::temp_dir().display(),
-        env!("CARGO_MANIFEST_DIR")
-    )
+    format!("{}:{}", std::env::temp_dir().display(), repo().display())
 }
 
 /// How to start a server.
@@ -237,7 +230,7 @@ impl Server {
     /// Like [`Server::bare`], running `program` instead of the built binary: an installed
     /// `cli-agent-mcp` (a package's launcher, say), with the same clean environment.
     pub fn bare_program(program: impl AsRef<std::ffi::OsStr>) -> Builder {
-        let clean = crate::common::cam_command();
+        let clean = common::cam_command();
         let mut command = std::process::Command::new(program);
         for (key, value) in clean.get_envs() {
             match value {
@@ -258,7 +251,7 @@ impl Server {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let state = TempDir::new("cam-state");
+        let state = common::temp_dir("cam-state");
         command.env("CAM_STATE_DIR", state.path());
         Builder {
             command,

@@ -1,7 +1,6 @@
 //! The real CLIs (installed by `scripts/install-clis.sh`) against the mock model server
 //! (`tests/fixtures/mock-model`): each CLI gets a sandbox of its own, a home, a workspace and a
 //! config that points it at the mock, and never sees a user's real configuration.
-#![allow(dead_code)]
 
 pub mod hosted;
 pub mod repo;
@@ -17,14 +16,11 @@ use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, Outcome, Permission, Profile, RunRequest, clis,
 };
 use serde_json::Value;
+use tempfile::TempDir;
 use tokio_util::sync::CancellationToken;
 
 use crate::common::cli_fixtures::{FileSpec, fixture};
-use crate::common::{TempDir, assert_none_with_env, pids_with_env, unique};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{assert_none_with_env, binary, pids_with_env, repo, temp_dir, unique};
 
 /// Which release of each real CLI the tests drive: the pinned ones (tests/real/package.json),
 /// or with `CAM_CLIS=latest` the newest, for the canary (`scripts/canary`).
@@ -119,7 +115,7 @@ pub struct MockModel {
 
 impl MockModel {
     pub fn start() -> Self {
-        let dir = TempDir::new("mock-model");
+        let dir = temp_dir("mock-model");
         let log = dir.path().join("requests.jsonl");
         let mut child = Command::new("python3")
             .arg(repo().join("tests/fixtures/mock-model/mock_model.py"))
@@ -214,7 +210,7 @@ pub struct Sandbox {
 
 impl Sandbox {
     pub fn new(agent: Agent, real_bin: &Path, port: u16, retries: Retries) -> Self {
-        let dir = TempDir::new(&format!("real-{agent}"));
+        let dir = temp_dir(&format!("real-{agent}"));
         let root = dir.path().to_path_buf();
         for sub in [
             "bin",
@@ -459,7 +455,7 @@ impl Sandbox {
             .iter()
             .map(|(key, value)| ((*key).to_owned(), Value::from(value.as_str())))
             .collect();
-        let command = env!("CARGO_BIN_EXE_cli-agent-mcp");
+        let command = binary();
         match self.agent.name() {
             // codex defers MCP tools behind tool_search; `approve` pre-approves every tool
             // (else `exec`, whose approval policy is `never`, refuses the call).

@@ -4,10 +4,11 @@
 //! of each in target/test-artifacts/<name>/. Without Chromium or playwright-core a test is
 //! skipped with a message, except under `CAM_TEST_REQUIRE_ALL=1` (CI), where that fails.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use super::DEADLINE;
+use crate::common::repo;
 
 /// The browser and the driver.
 pub struct Browser {
@@ -44,7 +45,7 @@ impl Browser {
         if !node.is_ok_and(|node| node.status.success()) {
             return Err("no node on PATH (Node.js 20 or newer)".to_owned());
         }
-        let playwright = root().join(".tools/browser/node_modules/playwright-core");
+        let playwright = repo().join(".tools/browser/node_modules/playwright-core");
         if !playwright.join("package.json").is_file() {
             return Err(format!(
                 "no playwright-core in {} (run scripts/install-browser.sh)",
@@ -68,9 +69,9 @@ impl Browser {
         steps: &[&str],
         context: impl FnOnce() -> String,
     ) -> String {
-        let artifacts = root().join("target/test-artifacts").join(artifacts);
+        let artifacts = repo().join("target/test-artifacts").join(artifacts);
         let driver = tokio::process::Command::new("node")
-            .arg(root().join("tests/browser").join(script))
+            .arg(repo().join("tests/browser").join(script))
             .envs(env.iter().copied())
             .env("ARTIFACTS", &artifacts)
             .env("PLAYWRIGHT", &self.playwright)
@@ -97,8 +98,4 @@ impl Browser {
         }
         stdout
     }
-}
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
 }

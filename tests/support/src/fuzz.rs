@@ -1,6 +1,7 @@
 //! What the engine's fuzzers share: the committed corpus in `tests/fixtures/fuzz/` and a
 //! proptest configuration whose failures are saved there, so each is replayed on every run.
-#![allow(dead_code)]
+//! The engine's fuzzers (`shared/tests/fuzz`) and the server's (`src/transport/stdio/fuzz.rs`)
+//! share it.
 
 use std::path::{Path, PathBuf};
 
@@ -8,13 +9,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence};
 use serde_json::{Map, Number, Value};
 
-/// The workspace's `tests/fixtures`, from either crate.
+/// The workspace's `tests/fixtures`.
 pub fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .map(|dir| dir.join("tests/fixtures"))
-        .find(|dir| dir.join("fuzz").is_dir())
-        .expect("tests/fixtures/fuzz in the workspace")
+    crate::common::repo().join("tests/fixtures")
 }
 
 /// A configuration of `default_cases` cases (`PROPTEST_CASES` overrides it for a long run)

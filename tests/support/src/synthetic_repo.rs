@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use tempfile::TempDir;
+
 const FILES_PER_DIR: usize = 100;
 /// Files edited, and untracked files added, after the commit.
 pub const EDITED: usize = 20;
@@ -25,7 +27,7 @@ pub enum Checkout {
 
 /// A repository of FILES files in a temporary directory, removed when dropped.
 pub struct SyntheticRepo {
-    root: PathBuf,
+    root: TempDir,
     dir: PathBuf,
 }
 
@@ -33,12 +35,12 @@ impl SyntheticRepo {
     /// `files` files of `bytes` bytes each, committed on `main`, then [`EDITED`] files edited
     /// and [`EDITED`] untracked files added.
     pub fn make(name: &str, files: usize, bytes: usize) -> Self {
-        let root = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let root = crate::common::temp_dir(name);
         let repo = Self {
-            dir: root.join("repo"),
+            dir: root.path().join("repo"),
             root,
         };
-        std::fs::create_dir_all(repo.root.join("home")).expect("create the bench's home");
+        std::fs::create_dir_all(repo.root().join("home")).expect("create the bench's home");
         let line = "the quick brown fox jumps over the lazy dog 0123456789\n";
         let body: String = line.repeat(bytes / line.len() + 1)[..bytes].to_owned();
         for n in 0..files {
@@ -62,7 +64,7 @@ impl SyntheticRepo {
 
     /// The temporary directory that holds the repository and whatever else the bench needs.
     pub fn root(&self) -> &Path {
-        &self.root
+        self.root.path()
     }
 
     /// The repository's working tree.
@@ -77,7 +79,7 @@ impl SyntheticRepo {
     /// The environment that keeps git (ours, the server's) off the real home's config.
     pub fn git_env(&self) -> [(&'static str, OsString); 3] {
         [
-            ("HOME", self.root.join("home").into()),
+            ("HOME", self.root().join("home").into()),
             ("GIT_CONFIG_GLOBAL", "/dev/null".into()),
             ("GIT_CONFIG_NOSYSTEM", "1".into()),
         ]
@@ -104,7 +106,7 @@ impl SyntheticRepo {
     /// The anchor of an isolated run's set-up: `git status` then `git worktree add -b NAME`
     /// (timed after a `sync`); the worktree and its branch are removed after, untimed.
     pub fn status_and_worktree_add(&self, name: &str, checkout: Checkout) -> Duration {
-        let path = self.root.join(name);
+        let path = self.root().join(name);
         let path_text = path.to_str().expect("a UTF-8 temp dir");
         let workers = match checkout {
             Checkout::Serial => [].as_slice(),
@@ -118,12 +120,6 @@ impl SyntheticRepo {
         self.git(&["worktree", "remove", "--force", path_text]);
         self.git(&["branch", "-D", name]);
         took
-    }
-}
-
-impl Drop for SyntheticRepo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 

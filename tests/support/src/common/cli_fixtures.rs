@@ -3,7 +3,6 @@
 //! it at the mock model. A new CLI adds that file rather than editing test code.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 use cli_agent_engine::{Agent, Permission, clis};
 use serde::Deserialize;
@@ -84,14 +83,10 @@ pub struct FileSpec {
     pub json: Option<String>,
 }
 
-pub fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
 /// `agent`'s fixture; panics naming the file to write when it is missing or malformed.
 pub fn fixture(agent: Agent) -> CliFixture {
-    let file = fixtures_dir()
-        .join("clis")
+    let file = super::repo()
+        .join("tests/fixtures/clis")
         .join(agent.name())
         .join("cli.toml");
     let text = std::fs::read_to_string(&file).unwrap_or_else(|error| {

@@ -86,7 +86,7 @@ impl World {
     /// Run the host's `turn` to its end, watching for our server among the host's
     /// processes: its output, or a panic naming its stderr.
     pub async fn turn(&self, mut turn: tokio::process::Command) -> Output {
-        let server = [env!("CARGO_BIN_EXE_cli-agent-mcp"), "serve"];
+        let server = [common::binary(), "serve"];
         let run = tokio::time::timeout(real::RUN_DEADLINE, turn.output());
         let mut run = std::pin::pin!(run);
         let output = loop {
@@ -117,6 +117,35 @@ impl World {
                         .as_str()
                         .is_some_and(|prompt| prompt.contains("CALL_TOOL:"))
             })
+            .collect()
+    }
+
+    /// The host's requests to the mock that answered one of its tool calls with `needle`.
+    pub fn host_requests_with_result(&self, needle: &str) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| {
+                request["tool_output"]
+                    .as_str()
+                    .is_some_and(|output| output.contains(needle))
+            })
+            .collect()
+    }
+
+    /// Our tools' structured results as the host handed them to its model, in order.
+    pub fn host_results(&self) -> Vec<Value> {
+        self.host_requests()
+            .iter()
+            .filter_map(|request| request["tool_output"].as_str().map(structured_result))
+            .collect()
+    }
+
+    /// The tools the host's model called, as the mock scripted them, in order.
+    pub fn host_tool_calls(&self) -> Vec<Value> {
+        self.host_requests()
+            .into_iter()
+            .filter(|request| request["scenario"]["name"] == "tool_call")
+            .map(|request| request["scenario"].clone())
             .collect()
     }
 
@@ -176,6 +205,13 @@ async fn serve_http(host: &Sandbox, env: &[(String, String)]) -> Server {
     let config = json!({"mcpServers": {MCP_SERVER: {"type": "http", "url": url}}});
     std::fs::write(host.root().join("mcp.json"), config.to_string()).expect("the MCP config");
     server
+}
+
+/// Our tool's structured result as the host handed it to its model: claude passes the JSON
+/// itself, codex after a `Wall time: …\nOutput:\n` frame.
+fn structured_result(output: &str) -> Value {
+    let json = output.find('{').map_or(output, |start| &output[start..]);
+    serde_json::from_str(json).unwrap_or_else(|error| panic!("{error}: {output}"))
 }
 
 pub fn path(path: &Path) -> String {

@@ -4,7 +4,6 @@
 //! PATH of node, npm, python3 and a few basics, with no cargo and no checkout), and the installs
 //! made in it from those files alone: npm (the launcher and this platform's binary), a venv with
 //! the wheel, uv running the wheel.
-#![allow(dead_code)]
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -13,22 +12,19 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::common;
+use crate::common::{self, repo};
 
 /// The platform scripts/package builds, as npm and the packages name it.
 pub const PLATFORM: &str = "linux-x64";
 pub const BINARY: &str = "cli-agent-mcp";
+/// The workspace's version, which this crate shares with the binary's.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Generous for a loaded 2-core machine; every wait polls until it.
 pub const INSTALL_DEADLINE: Duration = Duration::from_secs(300);
 
-pub fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// packaging/names.json: the names every package is published under.
 pub fn names() -> serde_json::Value {
-    let path = root().join("packaging/names.json");
+    let path = repo().join("packaging/names.json");
     let text = std::fs::read_to_string(&path).expect("read packaging/names.json");
     serde_json::from_str(&text).expect("packaging/names.json is JSON")
 }
@@ -157,7 +153,7 @@ fn build_dist() -> Option<Dist> {
         npm_platform: named(&format!("{BINARY}-{PLATFORM}-{VERSION}.tgz")),
         wheel,
         files,
-        uv: root().join(".tools/package/bin/uv"),
+        uv: repo().join(".tools/package/bin/uv"),
     })
 }
 
@@ -165,9 +161,9 @@ fn build_dist() -> Option<Dist> {
 fn run_package(dir: &Path) {
     let started = Instant::now();
     let output = output_within(
-        Command::new(root().join("scripts/package"))
+        Command::new(repo().join("scripts/package"))
             .arg(dir)
-            .current_dir(root()),
+            .current_dir(repo()),
         Duration::from_secs(3600),
     );
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -207,7 +203,7 @@ fn system_tool(tool: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
         .unwrap_or_default();
     std::env::split_paths(&std::env::var_os("PATH")?)
-        .filter(|dir| !dir.starts_with(root()) && !dir.starts_with(home.join(".cargo")))
+        .filter(|dir| !dir.starts_with(repo()) && !dir.starts_with(home.join(".cargo")))
         .filter(|dir| !dir.starts_with(home.join(".pyenv")))
         .map(|dir| dir.join(tool))
         .find(|path| path.is_file())
@@ -260,7 +256,7 @@ impl Sandbox {
             "cargo is on {}",
             path.display()
         );
-        assert!(!path.starts_with(root()), "the PATH is in the checkout");
+        assert!(!path.starts_with(repo()), "the PATH is in the checkout");
     }
 
     /// A command with the sandbox's environment only: its home, XDG dirs, caches and PATH.
@@ -350,7 +346,7 @@ pub fn node_version(node: &Path) -> String {
 
 /// The Node.js 22 that scripts/install-conformance.sh installs, if it is there.
 pub fn conformance_node() -> Option<PathBuf> {
-    let node = root().join(".tools/conformance/node_modules/node/bin/node");
+    let node = repo().join(".tools/conformance/node_modules/node/bin/node");
     node.is_file().then_some(node)
 }
 

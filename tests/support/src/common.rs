@@ -1,23 +1,67 @@
-//! Helpers shared by the integration tests: the fake CLI, unique names, and the process
-//! table, which is where "nothing is left behind" is checked: read through the engine's
-//! platform module, so the same checks hold on Linux and macOS.
-#![allow(dead_code)]
+//! Helpers shared by the integration tests: where the repository and the built binary are,
+//! the fake CLI, unique names and temporary directories, and the process table, which is where
+//! "nothing is left behind" is checked: read through the engine's platform module, so the same
+//! checks hold on Linux and macOS.
 
 pub mod cli_fixtures;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use cli_agent_engine::{Agent, EngineConfig, clis, platform};
+use tempfile::TempDir;
 
 /// Long enough for a loaded 2-core machine; conditions are polled, never slept on.
 pub const DEADLINE: Duration = Duration::from_secs(30);
 
+/// The repository's root, where `tests/fixtures`, `scripts/` and the docs are: this crate is
+/// its `tests/support`.
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .nth(2)
+        .expect("tests/support lies two levels below the repository's root")
+}
+
+/// The built `cli-agent-mcp`, which cargo builds for every test tier and bench of its package:
+/// beside the running test's or bench's executable (see [`binary_beside`]), as assert_cmd finds
+/// it. A string, as the tests write it into the configs of the hosts that start it.
+pub fn binary() -> &'static str {
+    static BINARY: OnceLock<String> = OnceLock::new();
+    BINARY.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the running test's executable");
+        let binary = binary_beside(&exe);
+        assert!(
+            binary.is_file(),
+            "the built cli-agent-mcp is not at {}: cargo builds it for the tests and benches of \
+             the cli-agent-mcp package (`cargo test --test <tier>`, `cargo bench --bench \
+             server`); else run `cargo build` (`--release` for a bench) first",
+            binary.display()
+        );
+        binary
+            .into_os_string()
+            .into_string()
+            .expect("a UTF-8 path to the built binary")
+    })
+}
+
+/// Where cargo puts the package's binary for the test or bench executable `exe`: its profile's
+/// directory, `exe`'s own or the one above its `deps/` (`target/debug/deps/fast-<hash>` →
+/// `target/debug/cli-agent-mcp`).
+pub fn binary_beside(exe: &Path) -> PathBuf {
+    let dir = exe.parent().expect("an executable's directory");
+    let profile = if dir.ends_with("deps") {
+        dir.parent().expect("the profile's directory")
+    } else {
+        dir
+    };
+    profile.join(format!("cli-agent-mcp{}", std::env::consts::EXE_SUFFIX))
+}
+
 pub fn fake_bin(agent: Agent) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/bin")
-        .join(agent.name())
+    repo().join("tests/fixtures/bin").join(agent.name())
 }
 
 /// An engine configuration that runs the fake CLI for every agent.
@@ -35,7 +79,7 @@ pub fn fake_config() -> EngineConfig {
 /// `FAKE_CLI_*` or `IS_SANDBOX`, no config file, and a home and XDG directories of the tests'
 /// own under the temp dir, so nothing of the user's reaches it; stdin closed.
 pub fn cam_command() -> std::process::Command {
-    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cli-agent-mcp"));
+    let mut command = std::process::Command::new(binary());
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy();
         if key.starts_with("CAM_") || key.starts_with("FAKE_CLI_") || key == "IS_SANDBOX" {
@@ -59,7 +103,7 @@ pub fn cam_command() -> std::process::Command {
 
 /// `cli-agent-mcp jobs show ID --json` on the job store in `state`: the job, or `None` when
 /// it printed none (no such job, yet).
-pub fn shown_job(state: &std::path::Path, id: &str) -> Option<serde_json::Value> {
+pub fn shown_job(state: &Path, id: &str) -> Option<serde_json::Value> {
     let output = cam_command()
         .args(["jobs", "show", id, "--json"])
         .env("CAM_STATE_DIR", state)
@@ -69,7 +113,7 @@ pub fn shown_job(state: &std::path::Path, id: &str) -> Option<serde_json::Value>
 }
 
 /// How many events of job `id` the store in `state` holds, as `jobs show --json` says.
-pub fn recorded_events(state: &std::path::Path, id: &str) -> u64 {
+pub fn recorded_events(state: &Path, id: &str) -> u64 {
     shown_job(state, id).map_or(0, |job| job["transcript"]["events"].as_u64().unwrap_or(0))
 }
 
@@ -86,30 +130,13 @@ pub fn unique(name: &str) -> String {
     )
 }
 
-/// A fresh directory, removed when dropped.
-pub struct TempDir(pub PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(unique(name));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        Self(dir)
-    }
-
-    pub fn path(&self) -> &std::path::Path {
-        &self.0
-    }
-
-    /// The path of `name` inside it.
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A fresh directory under the temp dir, named `<name>-<random>` (whose it is, should one be
+/// left), removed when dropped.
+pub fn temp_dir(name: &str) -> TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("{name}-"))
+        .tempdir()
+        .unwrap_or_else(|error| panic!("create a temp dir for {name}: {error}"))
 }
 
 /// Live processes whose environment carries `FAKE_CLI_TAG=<tag>`.
@@ -272,7 +299,7 @@ pub fn doc_page_with(needle: &str) -> (String, String) {
 
 /// README.md and every markdown page under docs/, as (path relative to the repository, text).
 pub fn doc_pages() -> Vec<(String, String)> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = repo();
     let mut paths = vec![root.join("README.md")];
     markdown_under(&root.join("docs"), &mut paths);
     paths
@@ -286,7 +313,7 @@ pub fn doc_pages() -> Vec<(String, String)> {
         .collect()
 }
 
-fn markdown_under(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
+fn markdown_under(dir: &Path, found: &mut Vec<PathBuf>) {
     let entries =
         std::fs::read_dir(dir).unwrap_or_else(|error| panic!("read {}: {error}", dir.display()));
     for entry in entries {
@@ -296,5 +323,28 @@ fn markdown_under(dir: &std::path::Path, found: &mut Vec<PathBuf>) {
         } else if path.extension().is_some_and(|extension| extension == "md") {
             found.push(path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_binary_is_found_in_the_profile_directory_of_a_test_or_a_bench() {
+        let built = Path::new("/repo/target/debug/cli-agent-mcp");
+        let test = Path::new("/repo/target/debug/deps/fast-0123456789abcdef");
+        assert_eq!(binary_beside(test), built);
+        let copied_beside = Path::new("/repo/target/debug/fast");
+        assert_eq!(binary_beside(copied_beside), built);
+        let bench = Path::new("/repo/target/x86_64-unknown-linux-gnu/release/deps/server-42");
+        let built = Path::new("/repo/target/x86_64-unknown-linux-gnu/release/cli-agent-mcp");
+        assert_eq!(binary_beside(bench), built);
+    }
+
+    #[test]
+    fn the_repository_holds_this_crate_and_the_fixtures() {
+        assert!(repo().join("tests/support/Cargo.toml").is_file());
+        assert!(repo().join("tests/fixtures/bin").is_dir());
     }
 }

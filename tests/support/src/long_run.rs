@@ -1,6 +1,6 @@
 //! The long codex run the stream benchmarks feed the server (`benches/server.rs`) and the
-//! engine's per-event stages (`shared/benches/engine.rs`), so both measure the same stream.
-//! Included by path, not a module of the tests.
+//! engine's per-event stages (`shared/benches/engine.rs`), so both measure the same stream;
+//! the engine's lifecycle test runs it too (`tests/fast/engine_lifecycle.rs`).
 
 /// A long codex run of `events` lines, about 100 bytes each, as the issue measured: in every
 /// ten, a shell command started and completed (with a line of output), seven reasoning items
