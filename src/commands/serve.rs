@@ -20,7 +20,7 @@ use tokio_util::task::TaskTracker;
 use crate::args::{self, AskBeyondBounds, HttpArgs, ServeArgs};
 use crate::dashboard::{self, DashboardState};
 use crate::jobs::JobsError;
-use crate::jobs::store::{Store, StoreError, StoreSettings};
+use crate::jobs::store::{Store, StoreSettings};
 use crate::jobs::{Caps, Jobs, Scheduler, tidy_worktrees};
 use crate::mcp::policy::Policy;
 use crate::mcp::{
@@ -213,9 +213,15 @@ fn caps(args: &ServeArgs, offers: &[Offer]) -> Result<Caps, BadCap> {
 /// The job store, made ready: a killed server's jobs marked interrupted, old ones pruned. A
 /// store that can't be used leaves jobs unrecorded, with one warning; calls still run.
 fn open_store(settings: &StoreSettings) -> Result<Store, String> {
-    match ready_store(settings) {
-        Ok((store, pruned)) => {
-            tracing::debug!(path = %store.path().display(), pruned, "job store ready");
+    let opened = Store::open_configured(settings).and_then(|store| {
+        let retention = settings.retention()?;
+        Ok((store, retention))
+    });
+    match opened {
+        Ok((store, retention)) => {
+            let kept = store.clone();
+            // Housekeeping, on a thread of the blocking pool: no request waits for it.
+            tokio::task::spawn_blocking(move || keep_house(&kept, retention));
             Ok(store)
         }
         Err(error) => {
@@ -225,19 +231,22 @@ fn open_store(settings: &StoreSettings) -> Result<Store, String> {
     }
 }
 
-/// The store where `settings` say, with how many old jobs it pruned.
-fn ready_store(settings: &StoreSettings) -> Result<(Store, usize), StoreError> {
-    let store = Store::open_configured(settings)?;
-    let interrupted = store.interrupt_orphans()?;
-    if !interrupted.is_empty() {
-        tracing::info!(
+/// The store's housekeeping as a server starts: the jobs of servers that are gone marked
+/// interrupted, jobs older than `retention` pruned, worktrees deleted by hand recorded.
+fn keep_house(store: &Store, retention: Duration) {
+    match store.interrupt_orphans() {
+        Ok(interrupted) if !interrupted.is_empty() => tracing::info!(
             jobs = interrupted.len(),
             "marked the jobs of servers that are gone as interrupted"
-        );
+        ),
+        Ok(_) => {}
+        Err(error) => tracing::warn!(%error, "could not mark the jobs of servers that are gone"),
     }
-    let pruned = store.prune(settings.retention()?)?;
-    tidy_worktrees(&store);
-    Ok((store, pruned))
+    match store.prune(retention) {
+        Ok(pruned) => tracing::debug!(path = %store.path().display(), pruned, "job store ready"),
+        Err(error) => tracing::warn!(%error, "could not prune old jobs"),
+    }
+    tidy_worktrees(store);
 }
 
 /// The dashboard for `/` beside `/mcp`, once the address is bound, when the job store is
