@@ -30,7 +30,9 @@
 //!      call, in 10 ms ticks on Linux, so summed over the 10), the call's wall time (p50) against
 //!      the same stand-in with the same prompt writing to /dev/null (started by the bench,
 //!      spawn to exit, p50 of 10, in the same turns), and the server's peak RSS after the
-//!      first call and after the last.
+//!      first call and after the last. Beside them the floor (Linux): the stand-in into a
+//!      1 MiB pipe that a reader doing nothing else drains in batches a millisecond apart, as
+//!      the server reads a fast writer; what the server adds is its wall above that floor.
 //!      This stand-in writes as fast as one core allows, so the server's share of the wall
 //!      time is its whole CPU time whenever the two do not run at once (two cores, shared with
 //!      whatever else runs): the ratio is about (writer + server) / writer, and 1.3x would
@@ -503,6 +505,44 @@ fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
     started.elapsed()
 }
 
+/// The floor under the burst's wall goal: `cli` writing `prompt`'s stream into a pipe of the
+/// size the server gives a CLI (1 MiB), whose reader does nothing but drain it in batches a
+/// millisecond apart, as the server's reader does while reads come often. No reader that
+/// batches can beat it; what the server's wall adds above it is the server's own.
+#[cfg(target_os = "linux")]
+fn stand_in_to_a_draining_reader(cli: &std::path::Path, prompt: &str) -> Duration {
+    use nix::fcntl::{FcntlArg, OFlag, fcntl};
+    use std::io::{ErrorKind, Read, Write};
+    let (read_end, write_end) = nix::unistd::pipe().expect("make a pipe");
+    fcntl(&write_end, FcntlArg::F_SETPIPE_SZ(1 << 20)).expect("grow the pipe to 1 MiB");
+    fcntl(&read_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).expect("a non-blocking read end");
+    let started = Instant::now();
+    let mut child = std::process::Command::new(cli)
+        .stdin(std::process::Stdio::piped())
+        .stdout(write_end)
+        .spawn()
+        .expect("start the stand-in");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin
+        .write_all(prompt.as_bytes())
+        .expect("write the prompt");
+    drop(stdin);
+    let (mut reader, mut buffer) = (std::fs::File::from(read_end), vec![0u8; 1 << 20]);
+    'drain: loop {
+        std::thread::sleep(Duration::from_millis(1));
+        loop {
+            match reader.read(&mut buffer) {
+                Ok(0) => break 'drain,
+                Ok(_) => {}
+                Err(error) if error.kind() == ErrorKind::WouldBlock => break,
+                Err(error) => panic!("read the stand-in's stream: {error}"),
+            }
+        }
+    }
+    assert!(child.wait().expect("wait for the stand-in").success());
+    started.elapsed()
+}
+
 /// What calls of `prompt` cost a server.
 #[derive(Default)]
 struct StreamCost {
@@ -615,13 +655,25 @@ async fn report_fast_stream(stream: &StreamFile) -> (StreamCost, Duration) {
     bare.initialize().await;
     let (mut cost, mut without) = (StreamCost::default(), StreamCost::default());
     let mut alone = Vec::with_capacity(STREAM_CALLS);
+    let mut floor = Vec::with_capacity(STREAM_CALLS);
     for _ in 0..STREAM_CALLS {
         alone.push(stand_in_to_dev_null(&quick_cli(), &stream.prompt));
+        #[cfg(target_os = "linux")]
+        floor.push(stand_in_to_a_draining_reader(&quick_cli(), &stream.prompt));
         stream_call(&mut server, &stream.prompt, &mut cost).await;
         stream_call(&mut bare, &stream.prompt, &mut without).await;
     }
     let alone = percentile(&mut alone, 50);
     print_fast_stream(stream, &mut cost, &mut without, alone);
+    if !floor.is_empty() {
+        let floor = percentile(&mut floor, 50);
+        println!(
+            "   the floor, the stand-in into a 1 MiB pipe drained in batches a millisecond apart \
+             by a reader that does nothing else: wall p50 {} ({:.2}x)",
+            ms(floor),
+            floor.as_secs_f64() / alone.as_secs_f64()
+        );
+    }
     (cost, alone)
 }
 
