@@ -198,3 +198,33 @@ fn doctor_json(absent: &Absent) -> Value {
         )
     })
 }
+
+/// A 2026-07-28 client has no session to be told in: it hears of new tools on a
+/// `subscriptions/listen` stream that asked for them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_listen_stream_that_asked_hears_the_tools_change() {
+    let absent = Absent::new();
+    let mut server = absent.builder().spawn();
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": mcp::MODERN_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
+    });
+    let listen = json!({"_meta": meta, "notifications": {"toolsListChanged": true}});
+    server.request("subscriptions/listen", listen).await;
+    let id = server.request("tools/list", json!({"_meta": meta})).await;
+    let listed = server.result(id).await;
+    assert_eq!(
+        listed["tools"].as_array().map(Vec::len),
+        Some(JOB_TOOLS.len())
+    );
+    absent.install("opencode");
+    server
+        .wait_for("notifications/tools/list_changed", |messages| {
+            messages.iter().find(|m| is_tools_list_changed(m)).cloned()
+        })
+        .await;
+    let id = server.request("tools/list", json!({"_meta": meta})).await;
+    let listed = server.result(id).await;
+    assert_eq!(listed["tools"][0]["name"], "opencode", "{listed}");
+}
