@@ -21,9 +21,9 @@ use crate::mcp::policy::{Policy, Refusal};
 use crate::mcp::result::{JobReport, error_result};
 
 /// The arguments of every tool. Fields only some CLIs support are named by their
-/// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments). Their descriptions are
-/// terse, since every agent tool repeats them: what they share is said once, in the server's
-/// instructions (`handler::instructions`).
+/// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments). Their descriptions (the
+/// doc comments) are terse, since every agent tool repeats them: what the arguments mean is
+/// said once, in the server's instructions (`mcp/instructions.rs`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolArgs {

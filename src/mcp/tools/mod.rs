@@ -1,7 +1,8 @@
 //! The tools the server offers: the agent tools (`agent`, one per CLI or custom agent, chosen
-//! into a [`Catalogue`], offered while `installed` finds the CLI) and the job tools (`job` and one file per tool: `job_wait`,
-//! `job_result`, `job_cancel`, `job_list`, `job_diff`, `job_apply`, `job_discard`, `job_revert`). A new tool is a file here, named in [`job`] or the
-//! catalogue. Called by the handler; calls `jobs`, `policy` and `result`.
+//! into a [`Catalogue`], offered while `installed` finds the CLI) and the job tools (`job` and
+//! one file per tool: `job_wait`, `job_result`, `job_cancel`, `job_list`, `job_diff`,
+//! `job_apply`, `job_discard`, `job_revert`). A new tool is a file here, named in [`job`] or
+//! the catalogue. Called by the handler; calls `jobs`, `policy` and `result`.
 
 mod agent;
 mod installed;
