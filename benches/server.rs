@@ -12,9 +12,9 @@
 //! 2a. Tool list (`tools`): the bytes of `tools/list` the host's model reads (each tool's
 //!    name, description and inputSchema, as compact JSON) and of the whole result, with every
 //!    CLI installed and with two (the others' binaries found nowhere); the goal is 16 KB with
-//!    eight CLIs, projected from the average agent tool with 200 bytes each for the two
-//!    arguments still to come (`fork`, `effort`). Beside them, the server's instructions,
-//!    which say once what every agent tool shares.
+//!    eight CLIs, projected from the average agent tool with 100 bytes for each of `fork` and
+//!    `effort` it does not take yet. Beside them, the server's instructions, which say once
+//!    what every agent tool shares.
 //! 3. Load: 200 concurrent calls of the fake (each streams events for 3 s, with progress): the
 //!    server's peak RSS (goal 64 MiB) and the CPU time it used, and the wall time to the last
 //!    answer.
@@ -308,19 +308,17 @@ async fn report_idle_memory() {
 
 /// The most of `tools/list` the host's model may read with eight CLIs installed.
 const TOOL_LIST_GOAL: usize = 16 * 1024;
-/// The CLIs the goal counts (the six built in, pi and Cline), and the bytes each agent tool
-/// may still grow by (`fork` and `effort`, with short descriptions).
+/// The CLIs the goal counts (the six built in, pi and Cline).
 const GOAL_CLIS: usize = 8;
-const COMING_ARGUMENTS: usize = 200;
 
 async fn report_tool_list() {
-    let every = listed(bench_server()).await;
+    let (every, coming) = listed(bench_server()).await;
     let installed = ["codex", "claude"];
     let mut two = bench_server().env("CAM_NO_LOGIN_SHELL", "1");
     for agent in mcp::agents().into_iter().filter(|a| !installed.contains(a)) {
         two = two.env(&mcp::bin_env_var(agent), common::unique("bench-absent"));
     }
-    let two = listed(two).await;
+    let (two, _) = listed(two).await;
     for ((bytes, instructions), clis) in [(every, "every CLI"), (two, "two CLIs")] {
         println!(
             "tools/list, {clis} installed ({} agent tools): the model reads {} bytes ({} an agent \
@@ -333,22 +331,26 @@ async fn report_tool_list() {
             bytes.whole,
         );
     }
-    let eight = every.0.read_with(GOAL_CLIS, COMING_ARGUMENTS);
+    let eight = every.0.read_with(GOAL_CLIS, coming);
     println!(
-        "tools/list with {GOAL_CLIS} CLIs and {COMING_ARGUMENTS} bytes more an agent tool: the \
-         model reads {eight} bytes (goal at most {TOOL_LIST_GOAL}{})",
+        "tools/list with {GOAL_CLIS} CLIs and {coming} bytes more an agent tool (for the \
+         arguments still to come of {:?}): the model reads {eight} bytes (goal at most \
+         {TOOL_LIST_GOAL}{})",
+        mcp::COMING_ARGUMENTS,
         missed(eight > TOOL_LIST_GOAL)
     );
 }
 
-/// A server's `tools/list` weighed, and the length of its instructions.
-async fn listed(builder: mcp::Builder) -> (mcp::ListedBytes, usize) {
+/// A server's `tools/list` weighed with the length of its instructions, and the bytes its agent
+/// tools are still to grow by.
+async fn listed(builder: mcp::Builder) -> ((mcp::ListedBytes, usize), usize) {
     let mut server = builder.spawn();
     let init = server.initialize().await;
     let id = server.request("tools/list", json!({})).await;
     let list = server.result(id).await;
     let instructions = init["instructions"].as_str().map_or(0, str::len);
-    (mcp::ListedBytes::of(&list), instructions)
+    let weighed = (mcp::ListedBytes::of(&list), instructions);
+    (weighed, mcp::still_to_come(&list))
 }
 
 /// The most the server's RSS may reach with [`Sizes::concurrent`] runs going.

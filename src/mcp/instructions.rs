@@ -11,9 +11,10 @@ const HOW_CALLS_WORK: &str = "Each agent tool runs one coding-agent CLI headless
     the directories the server allows.\n\
     - permission: read-only (default) reads files and runs read-only commands, never writes; \
     workspace-write edits files and runs commands in the workspace; unlimited may do anything \
-    anywhere (only on a disposable machine). Levels above the server's ceiling are refused.\n\
+    anywhere (only on a disposable machine). Levels above the server's ceiling \
+    (workspace-write unless set) are refused.\n\
     - session_id: every call starts a fresh conversation that knows nothing of earlier calls, \
-    unless it passes an earlier result's session_id (from the workspace that session started \
+    unless it passes an earlier result's session_id (and the workspace that session started \
     in).\n\
     - Calls are independent and may run at the same time. One still running after \
     handoff_after_secs (45 unless the server sets otherwise) answers with a job_id while the run \

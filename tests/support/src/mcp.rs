@@ -567,3 +567,25 @@ impl ListedBytes {
         (self.read - self.agents_read) + clis * (per_tool + added)
     }
 }
+
+/// The agent tools' arguments issue 37 adds, which the 16 KB goal counts.
+pub const COMING_ARGUMENTS: [&str; 2] = ["fork", "effort"];
+/// What each of them may add to an agent tool, with a short description.
+pub const BYTES_AN_ARGUMENT: usize = 100;
+
+/// The bytes an agent tool of `list` is still to grow by: [`BYTES_AN_ARGUMENT`] for each of
+/// [`COMING_ARGUMENTS`] its first agent tool does not take yet.
+pub fn still_to_come(list: &Value) -> usize {
+    let first = list["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|tool| !JOB_TOOLS.iter().any(|job| tool["name"] == *job));
+    let Some(properties) = first.map(|tool| &tool["inputSchema"]["properties"]) else {
+        return 0;
+    };
+    let absent = COMING_ARGUMENTS
+        .iter()
+        .filter(|a| properties[**a].is_null());
+    absent.count() * BYTES_AN_ARGUMENT
+}
