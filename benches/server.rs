@@ -8,6 +8,13 @@
 //!    (the machine's Node.js running `packaging/npm/bin/cli-agent-mcp.js`), against Node.js's
 //!    own start (`node -e ''`); goal 1.2x.
 //! 2. Idle memory: the server's RSS after `initialize` and `tools/list`.
+//!
+//! 2a. Tool list (`tools`): the bytes of `tools/list` the host's model reads (each tool's
+//!    name, description and inputSchema, as compact JSON) and of the whole result, with every
+//!    CLI installed and with two (the others' binaries found nowhere); the goal is 16 KB with
+//!    eight CLIs, projected from the average agent tool with 100 bytes for each of `fork` and
+//!    `effort` it does not take yet. Beside them, the server's instructions, which say once
+//!    what every agent tool shares.
 //! 3. Load: 200 concurrent calls of the fake (each streams events for 3 s, with progress): the
 //!    server's peak RSS (goal 64 MiB) and the CPU time it used, and the wall time to the last
 //!    answer.
@@ -69,8 +76,8 @@
 //! another process: the peak and the private RSS, and the server's open fds; there the
 //! guardian's RSS is read without waiting for it to block on its pipe (`wchan`).
 //!
-//! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, load,
-//! cancel, guardian, stream, stress, jobs, isolation).
+//! `cargo bench --bench server -- stream stress` runs only the sections named (cold, idle, tools,
+//! load, cancel, guardian, stream, stress, jobs, isolation).
 //!
 //! The fake CLI is a Python script, so the load figures include 50 interpreters on the same
 //! cores. No harness, only `std::time::Instant`; a few minutes on two cores. Under
@@ -160,6 +167,9 @@ fn main() {
         }
         if wanted("idle") {
             report_idle_memory().await;
+        }
+        if wanted("tools") {
+            report_tool_list().await;
         }
         if wanted("load") {
             report_load(sizes.concurrent).await;
@@ -294,6 +304,53 @@ async fn report_idle_memory() {
     server.result(id).await;
     let status = ProcStatus::read(server.pid());
     println!("idle RSS: {} MiB", mib(status.rss_kib));
+}
+
+/// The most of `tools/list` the host's model may read with eight CLIs installed.
+const TOOL_LIST_GOAL: usize = 16 * 1024;
+/// The CLIs the goal counts (the six built in, pi and Cline).
+const GOAL_CLIS: usize = 8;
+
+async fn report_tool_list() {
+    let (every, coming) = listed(bench_server()).await;
+    let installed = ["codex", "claude"];
+    let mut two = bench_server().env("CAM_NO_LOGIN_SHELL", "1");
+    for agent in mcp::agents().into_iter().filter(|a| !installed.contains(a)) {
+        two = two.env(&mcp::bin_env_var(agent), common::unique("bench-absent"));
+    }
+    let (two, _) = listed(two).await;
+    for ((bytes, instructions), clis) in [(every, "every CLI"), (two, "two CLIs")] {
+        println!(
+            "tools/list, {clis} installed ({} agent tools): the model reads {} bytes ({} an agent \
+             tool, {} the job tools), the whole result {} bytes; the instructions {instructions} \
+             bytes",
+            bytes.agent_tools,
+            bytes.read,
+            bytes.agents_read / bytes.agent_tools.max(1),
+            bytes.read - bytes.agents_read,
+            bytes.whole,
+        );
+    }
+    let eight = every.0.read_with(GOAL_CLIS, coming);
+    println!(
+        "tools/list with {GOAL_CLIS} CLIs and {coming} bytes more an agent tool (for the \
+         arguments still to come of {:?}): the model reads {eight} bytes (goal at most \
+         {TOOL_LIST_GOAL}{})",
+        mcp::COMING_ARGUMENTS,
+        missed(eight > TOOL_LIST_GOAL)
+    );
+}
+
+/// A server's `tools/list` weighed with the length of its instructions, and the bytes its agent
+/// tools are still to grow by.
+async fn listed(builder: mcp::Builder) -> ((mcp::ListedBytes, usize), usize) {
+    let mut server = builder.spawn();
+    let init = server.initialize().await;
+    let id = server.request("tools/list", json!({})).await;
+    let list = server.result(id).await;
+    let instructions = init["instructions"].as_str().map_or(0, str::len);
+    let weighed = (mcp::ListedBytes::of(&list), instructions);
+    (weighed, mcp::still_to_come(&list))
 }
 
 /// The most the server's RSS may reach with [`Sizes::concurrent`] runs going.

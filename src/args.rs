@@ -375,7 +375,8 @@ pub struct DashboardArgs {
 #[derive(Args, Debug, Clone)]
 #[command(next_help_heading = "Serving")]
 pub struct ServeArgs {
-    /// Offer only these tools (comma-separated: codex,claude,gemini,opencode).
+    /// Offer only these tools (comma-separated: codex,claude,gemini,opencode), each while its
+    /// CLI is installed or configured.
     #[arg(long, env = "CAM_ENABLE", value_delimiter = ',', value_name = "AGENTS")]
     pub enable: Vec<String>,
     /// Do not offer these tools (comma-separated).

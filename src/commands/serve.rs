@@ -113,6 +113,7 @@ async fn build(
     store: Result<Store, String>,
 ) -> Result<(AgentServer, Lifecycle), u8> {
     let catalogue = Catalogue::new(offers, &args.enable, &args.disable).map_err(usage)?;
+    catalogue.offer_installed(&config);
     let policy = Policy::new(&args.allow_root, args.max_permission).map_err(usage)?;
     let caps = caps(args, offers).map_err(usage)?;
     if let Err(error) = adopt_orphans() {
@@ -169,9 +170,15 @@ fn log_start(args: &ServeArgs, catalogue: &Catalogue, policy: &Policy) {
     } else {
         "on stdio"
     };
+    let missing: Vec<_> = catalogue
+        .missing()
+        .iter()
+        .map(|agent| agent.name())
+        .collect();
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         tools = %catalogue.names(),
+        not_installed = %missing.join(", "),
         roots = %policy.describe_roots(),
         max_permission = %policy.max_permission(),
         "serving MCP {over}"

@@ -51,6 +51,7 @@ fn agent_values(typed: &str, catalogue: &Catalogue) -> Vec<String> {
     };
     catalogue
         .agent_names()
+        .into_iter()
         .filter(|name| name.starts_with(last))
         .map(|name| format!("{before}{name}"))
         .collect()

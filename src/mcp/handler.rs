@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ask::{BeyondBounds, Binding, Board, RequestStates};
 use super::completion;
+use super::instructions::instructions;
 use super::launch::Launcher;
 use super::logging;
 use super::pending::Pending;
@@ -33,13 +34,6 @@ use super::tasks;
 use super::tools::{self, Catalogue, JobToolContext};
 use crate::jobs::{JobProgress, Jobs};
 use crate::offer::JobTool;
-
-const INSTRUCTIONS: &str = "Each agent tool runs one coding-agent CLI headless and returns its \
-    answer. Calls are independent and may run at the same time; pass `session_id` from an \
-    earlier result to continue that conversation. A call still running after the hand-off time \
-    answers with a job_id: collect the answer with job_wait. For parallel work, start calls \
-    with background: true and collect them with one job_wait. Cancelling a call stops the agent \
-    and every process it started, until it has been handed off; after that, job_cancel does.";
 
 pub struct AgentServer {
     pub jobs: Arc<Jobs>,
@@ -70,6 +64,7 @@ impl ServerHandler for AgentServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_tool_list_changed()
             .enable_prompts()
             .enable_resources()
             .enable_resources_subscribe()
@@ -83,14 +78,16 @@ impl ServerHandler for AgentServer {
                 env!("CARGO_PKG_NAME"),
                 env!("CARGO_PKG_VERSION"),
             ))
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(instructions(&self.catalogue))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         logging::session_started(&context.peer, &context.extensions);
         let key = session_key(&context.extensions);
+        let peer = context.peer.clone();
         self.subscriptions
             .open(key, context.peer, self.jobs.changes());
+        tools::announce_changes(peer, self.catalogue.changes());
     }
 
     async fn list_tools(
@@ -198,7 +195,7 @@ impl ServerHandler for AgentServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        subscriptions::listen(context, self.jobs.changes()).await;
+        subscriptions::listen(context, self.jobs.changes(), self.catalogue.changes()).await;
         Ok(())
     }
 

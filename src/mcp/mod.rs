@@ -22,6 +22,7 @@ mod calls;
 mod completion;
 mod delegate_questions;
 mod handler;
+mod instructions;
 mod launch;
 mod lifecycle;
 pub mod logging;

@@ -11,8 +11,10 @@ use rmcp::service::SubscriptionContext;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
 
 use super::resources::JobUri;
+use super::tools::Offered;
 use crate::jobs::JobChange;
 
 #[derive(Default)]
@@ -107,8 +109,8 @@ async fn notify_updated(peer: &Peer<RoleServer>, uris: Vec<String>) -> bool {
     true
 }
 
-/// What a 2026-07-28 `subscriptions/listen` stream may carry of what it asked for: the list of
-/// jobs changing, and updates of job URIs.
+/// What a 2026-07-28 `subscriptions/listen` stream may carry of what it asked for: the tools on
+/// offer changing, the list of jobs changing, and updates of job URIs.
 pub fn accepted_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
     let job_uris = requested.resource_subscriptions.as_ref().map(|uris| {
         uris.iter()
@@ -117,20 +119,36 @@ pub fn accepted_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
             .collect()
     });
     let mut accepted = SubscriptionFilter::new();
+    accepted.tools_list_changed = requested.tools_list_changed;
     accepted.resources_list_changed = requested.resources_list_changed;
     accepted.resource_subscriptions = job_uris;
     accepted
 }
 
-/// Carry job changes on one `subscriptions/listen` stream until the client ends it.
-pub async fn listen(context: SubscriptionContext, mut changes: Receiver<JobChange>) {
+/// Carry job changes, and changes of the tools on offer, on one `subscriptions/listen` stream
+/// until the client ends it.
+pub async fn listen(
+    context: SubscriptionContext,
+    mut changes: Receiver<JobChange>,
+    mut tools: watch::Receiver<Offered>,
+) {
     let sink = context.sink();
     let accepted = sink.accepted();
     let wants_list = accepted.resources_list_changed == Some(true);
+    let mut wants_tools = accepted.tools_list_changed == Some(true);
     let uris = accepted.resource_subscriptions.clone().unwrap_or_default();
     loop {
         let change = tokio::select! {
             () = context.cancelled() => return,
+            changed = tools.changed(), if wants_tools => {
+                // The catalogue is the server's: it goes only with it.
+                wants_tools = changed.is_ok();
+                if wants_tools && let Err(error) = sink.notify_tool_list_changed().await {
+                    tracing::debug!(%error, "a listen stream went before hearing the tools changed");
+                    return;
+                }
+                continue;
+            }
             change = changes.recv() => change,
         };
         let sent = match change {

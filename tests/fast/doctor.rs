@@ -188,6 +188,10 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     assert!(text.contains("codex     ok"), "{text}");
     assert!(text.contains("claude    missing"), "{text}");
     assert!(text.contains("1 of 6 CLIs usable"), "{text}");
+    assert!(
+        text.contains("for a missing one within seconds of its install"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! `serve --http` end to end: the real binary on a loopback port, the fake CLIs, and an HTTP
 //! client. The token (401 with a Bearer challenge), Host and Origin checks (403), the limits
 //! (413, 503), a call with progress in both protocol eras, a cancel by closing the stream
-//! (nothing left), the refusal to bind a public address without a token, and SIGTERM (the
-//! call's answer flushed, its job recorded interrupted, exit 0).
+//! (nothing left), the refusal to bind a public address without a token, SIGTERM (the call's
+//! answer flushed, its job recorded interrupted, exit 0), and every session told of a CLI
+//! installed while the server runs.
 
 use crate::common;
 use crate::mcp;
@@ -538,4 +539,48 @@ async fn the_dashboard_at_the_root_logs_in_with_its_printed_url_not_the_bearer_t
         StatusCode::UNAUTHORIZED,
         "/mcp still needs the bearer token"
     );
+}
+
+/// One server, many sessions: a CLI put on the server's PATH while two 2025-11-25 sessions are
+/// open is announced on each one's stream.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_hears_of_a_cli_installed_while_the_server_runs() {
+    let bin = temp_dir("http-offered-bin");
+    let name = unique("cam-http-qwen");
+    let builder = http_server()
+        .env("PATH", format!("{}:/usr/bin:/bin", bin.path().display()))
+        .env("CAM_NO_LOGIN_SHELL", "1")
+        .env(&mcp::bin_env_var("qwen"), &name);
+    let http = Http::start(builder).await;
+    let mut streams = Vec::new();
+    for _ in 0..2 {
+        let session = http.legacy_session().await;
+        let stream = http
+            .client
+            .get(&http.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", LEGACY_VERSION)
+            .send()
+            .await
+            .expect("open the session's stream");
+        assert_eq!(stream.status(), StatusCode::OK);
+        streams.push(stream);
+    }
+    let fake = mcp::fake_bin_dir().join("qwen");
+    std::os::unix::fs::symlink(fake, bin.path().join(&name)).expect("install the fake");
+    for (session, mut stream) in streams.into_iter().enumerate() {
+        let mut sse = Sse::default();
+        let mut before = Vec::new();
+        loop {
+            let message = sse.next(&mut stream).await;
+            let Some(message) = message else {
+                panic!("session {session}'s stream ended unannounced after {before:#?}");
+            };
+            if message["method"] == "notifications/tools/list_changed" {
+                break;
+            }
+            before.push(message);
+        }
+    }
 }

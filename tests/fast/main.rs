@@ -26,6 +26,7 @@ mod mcp_garbage;
 mod mcp_logging;
 mod mcp_readme;
 mod mcp_server;
+mod offered_tools;
 mod output_schema;
 mod policy;
 mod resources;

@@ -109,6 +109,13 @@ async fn a_plain_delegation_returns_the_inner_answer_to_the_host(host: Agent, in
         world.mock.requests()
     );
     assert_found_by_tool_search(&world, inner.name());
+    // What every agent tool shares is said once, in our instructions: the host's model has it.
+    let told = world.host_requests().iter().any(|request| {
+        request["body"]
+            .to_string()
+            .contains("every call starts a fresh conversation")
+    });
+    assert!(told, "{host} never gave its model our instructions");
     world.assert_nothing_left().await;
 }
 

@@ -351,5 +351,11 @@ fn render(reports: &[CliReport]) -> String {
     if usable == 0 {
         out.push_str("Install at least one of them; the lines above say how.\n");
     }
+    if reports.iter().any(|report| report.state == State::Missing) {
+        out.push_str(
+            "The server offers a tool for each CLI found or given a path, and for a missing one \
+             within seconds of its install.\n",
+        );
+    }
     out
 }

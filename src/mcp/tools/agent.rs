@@ -21,61 +21,40 @@ use crate::mcp::policy::{Policy, Refusal};
 use crate::mcp::result::{JobReport, error_result};
 
 /// The arguments of every tool. Fields only some CLIs support are named by their
-/// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments).
+/// [`extra_arguments`](cli_agent_engine::clis::Cli::extra_arguments). Their descriptions (the
+/// doc comments) are terse, since every agent tool repeats them: what the arguments mean is
+/// said once, in the server's instructions (`mcp/instructions.rs`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolArgs {
-    /// What the agent should do, in plain words. It reaches the CLI as text, never as flags.
     pub prompt: String,
-    /// The directory the agent works in (default: the server's working directory). It must
-    /// exist, inside a directory this server allows. To resume a session, pass the workspace
-    /// it started in.
     pub workspace: Option<PathBuf>,
-    /// What the agent may do.
     #[serde(default)]
     #[schemars(schema_with = "permission_schema")]
     pub permission: Permission,
-    /// The model to ask for (default: the CLI's own default).
     pub model: Option<String>,
-    /// Continue the conversation of an earlier call: pass the `session_id` of its result.
-    /// Without it, every call starts a fresh conversation that knows nothing of earlier calls.
+    /// An earlier result's, to continue it; else a fresh conversation.
     pub session_id: Option<String>,
-    /// This call's time limit in seconds (default: the server's, 30 minutes unless set).
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
-    /// Instructions appended to the agent's system prompt.
+    /// Added to the system prompt.
     pub append_system_prompt: Option<String>,
-    /// Start the run as a background job and answer at once with its `job_id`; collect it
-    /// with `job_wait`. Start several to run agents in parallel.
+    /// Answer at once with a job_id.
     #[serde(default)]
     pub background: bool,
-    /// Answer after this many seconds even if the run goes on, with its `job_id` and the
-    /// `job_wait` call that collects it (default: the server's, 45 unless set; 0: never).
+    /// Answer with a job_id if running after this (0: never).
     pub handoff_after_secs: Option<u64>,
-    /// A file inside the workspace to append the whole answer to when the run ends (the
-    /// result itself may carry only the answer's head and tail).
+    /// A workspace file to append the answer to.
     pub save_to: Option<PathBuf>,
-    /// Where the agent works. `none`: in the workspace itself. `worktree`: in a new git
-    /// worktree of the workspace's repository, on branch `cli-agent-mcp/<job id>`, started
-    /// from the workspace as it is now (uncommitted and untracked work included), so parallel
-    /// jobs and your own edits never collide; review with `job_diff`, then `job_apply` or
-    /// `job_discard`. Default: the agent's configured default, else `none`.
     #[serde(default)]
     #[schemars(schema_with = "isolation_schema")]
     pub isolation: Option<Isolation>,
-    /// What an isolated run's worktree starts from: `working` (default: the workspace as it
-    /// is now, uncommitted and untracked work included) or `head` (the last commit alone).
     #[serde(default)]
     #[schemars(schema_with = "base_schema")]
     pub base: Option<BaseArg>,
-    /// A shell command run in the job's tree after the agent ends (tests, lint, a build): its
-    /// exit code and output tail come back in the result as `check`, so you compare facts, not
-    /// the agent's claims. It runs with the job's time limit; it needs permission
-    /// workspace-write or above. Default: the repository's configured check, if any.
+    /// Shell command run after the agent; needs workspace-write.
     pub check: Option<String>,
-    /// A JSON Schema the final answer must follow. The parsed answer comes back as `output`;
-    /// an answer that is not conforming JSON is an error naming why, the answer kept. codex,
-    /// claude and qwen take it natively; other agents get it in their prompt.
+    /// JSON Schema the answer must match; parsed into `output`.
     pub output_schema: Option<JsonObject>,
 }
 
@@ -91,9 +70,7 @@ fn isolation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["none", "worktree"],
-        "description": "none: work in the workspace itself. worktree: work in a git worktree of \
-            its own (the workspace's current state, uncommitted work included), then review \
-            with job_diff and bring it in with job_apply or drop it with job_discard."
+        "description": "worktree: a git worktree of its own"
     })
 }
 
@@ -101,9 +78,7 @@ fn base_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["working", "head"],
-        "default": "working",
-        "description": "What an isolated run starts from: working (the workspace as it is now, \
-            uncommitted and untracked work included) or head (the last commit)."
+        "default": "working"
     })
 }
 
@@ -143,11 +118,7 @@ fn permission_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["read-only", "workspace-write", "unlimited"],
-        "default": "read-only",
-        "description": "What the agent may do. read-only (default): read files and run \
-            read-only commands, never write. workspace-write: edit files in the workspace and \
-            run commands there. unlimited: anything, anywhere (use only on a disposable machine). \
-            The server refuses levels above its configured ceiling (workspace-write unless set)."
+        "default": "read-only"
     })
 }
 
@@ -377,24 +348,15 @@ fn title(agent: Agent) -> String {
     }
 }
 
-/// What the CLI is good at, the configured note, then how a call works.
+/// The configured note, then what the CLI is good at and cannot do. How a call works is the
+/// same for every agent tool: the server's instructions say it once.
 fn description(offer: &Offer) -> String {
-    let strengths = offer.agent.cli().description();
-    let strengths = match &offer.note {
-        Some(note) => format!("{note}\n\n{strengths}"),
-        None => strengths.to_owned(),
-    };
-    format!(
-        "{strengths}\n\nThe agent runs headless in `workspace` (default: the server's working \
-         directory) with `permission` read-only unless you pass another level, and returns its \
-         final answer as text, with a structured outcome (status, session_id, token usage, \
-         tools used, error and hint). Each call starts a fresh conversation unless you pass \
-         the `session_id` of an earlier result. A call can take minutes; the server reports \
-         progress while it works. A call still running after `handoff_after_secs` (45 s unless \
-         the server sets otherwise) answers with its `job_id` while the run carries on: collect \
-         it with `job_wait`. To run agents in parallel, start each with `background: true` and \
-         collect them all with one `job_wait`."
-    )
+    let mut text = offer
+        .note
+        .as_ref()
+        .map_or_else(String::new, |note| format!("{note}\n\n"));
+    text.push_str(offer.agent.cli().description());
+    text
 }
 
 #[cfg(test)]
@@ -512,10 +474,36 @@ mod tests {
             panic!("one offer, one tool");
         };
         let tool = tool.clone();
-        for schema in [Some(tool.input_schema), tool.output_schema] {
+        for schema in [Some(tool.input_schema.clone()), tool.output_schema.clone()] {
             let text = serde_json::to_string(&schema).expect("json");
             assert!(!text.contains("\"format\""), "{text}");
             assert!(text.contains("\"minimum\""), "ranges stay: {text}");
         }
+        // What every tool would repeat: no dialect, no "or null", no default that is absence.
+        let input = serde_json::to_string(&tool.input_schema).expect("json");
+        for repeated in [
+            "$schema",
+            "\"null\"",
+            "\"default\":null",
+            "\"default\":false",
+        ] {
+            assert!(!input.contains(repeated), "{repeated} in {input}");
+        }
+        let output = serde_json::to_string(&tool.output_schema).expect("json");
+        assert!(
+            output.contains("\"null\""),
+            "results keep their nulls: {output}"
+        );
+    }
+
+    #[test]
+    fn a_null_argument_is_still_taken_as_absent() {
+        let root = Root::new("null");
+        let arguments = json!({"prompt": "x", "workspace": root.path, "model": null,
+            "session_id": null, "isolation": null, "output_schema": null, "timeout_secs": null});
+        let request = call_request(clis::CODEX, args(arguments), &root.policy())
+            .expect("nulls are absent")
+            .run;
+        assert_eq!((request.model, request.session_id), (None, None));
     }
 }

@@ -10,12 +10,9 @@ use crate::changes_report::{merged_json, merged_text};
 use crate::jobs::review;
 use crate::jobs::store::JobId;
 
-pub(super) const DESCRIPTION: &str = "Bring the changes of a job isolated in a worktree into \
-    its workspace, as uncommitted changes, by a three-way merge against the state the job \
-    started from. Never loses anything: where the workspace changed the same lines since, it \
-    refuses, names each conflicting file and leaves the workspace exactly as it was. check: \
-    true only says whether it would apply. After an apply the job's worktree is removed; its \
-    branch stays until the job is pruned.";
+pub(super) const DESCRIPTION: &str = "Bring a worktree job's changes into its workspace, \
+    uncommitted, by a three-way merge. Where the workspace changed the same lines since, it \
+    refuses, names the files and changes nothing. check: true only says whether it would apply.";
 
 /// The arguments of `job_apply` and `job_revert`.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -14,8 +14,8 @@ use crate::mcp::result::JobReport;
 /// How long `job_cancel` waits for the job's tree to be gone before answering.
 const CANCEL_WAIT: Duration = Duration::from_secs(15);
 
-pub(super) const DESCRIPTION: &str = "Cancel a job: stops its agent and every process it started (or takes it \
-    off the queue) and records it cancelled.";
+pub(super) const DESCRIPTION: &str = "Cancel a job: stops its agent and every process it \
+    started, or takes it off the queue.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -8,23 +8,20 @@ use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
 use crate::jobs::store::{JobId, TextPage};
 
-pub(super) const DESCRIPTION: &str = "What a job changed, as a unified diff (git's format; \
-    binary files are named, not dumped), paged like job_result: offset and limit count \
-    characters. paths limits it to some files (relative to the repository's top level). For a \
-    job isolated in a worktree, its worktree against the workspace state it started from; for \
-    one that ran in the workspace, the workspace just before and just after the run.";
+pub(super) const DESCRIPTION: &str = "What a job changed, as a unified diff, paged like \
+    job_result; paths limits it to some files. An isolated job's worktree against where it \
+    started; otherwise the workspace just before and after the run.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DiffArgs {
     pub job_id: String,
-    /// Only these files (paths relative to the repository's top level).
+    /// Relative to the repository's top level.
     #[serde(default)]
     pub paths: Vec<String>,
-    /// Where the page starts, in characters.
     #[serde(default)]
     pub offset: u64,
-    /// The page's size in characters (default: the server's result budget).
+    /// Default: the server's result budget.
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
 }

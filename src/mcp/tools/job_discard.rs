@@ -8,8 +8,8 @@ use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::changes_report::discarded_text;
 use crate::jobs::review;
 
-pub(super) const DESCRIPTION: &str = "Drop the work of a job isolated in a worktree: removes \
-    its worktree and its branch. Its diff stays readable (job_diff) until the job is pruned.";
+pub(super) const DESCRIPTION: &str = "Drop a worktree job's work: its worktree and branch \
+    go; job_diff still shows it.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

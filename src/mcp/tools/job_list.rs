@@ -20,7 +20,6 @@ pub(super) const DESCRIPTION: &str = "Recent jobs, newest first, filtered by sta
 pub struct ListArgs {
     /// queued, running, completed, failed, cancelled, timed_out or interrupted.
     pub status: Option<String>,
-    /// An agent's name: its tool's.
     pub agent: Option<String>,
     pub workspace: Option<PathBuf>,
     #[schemars(range(min = 1, max = 200))]

@@ -9,22 +9,20 @@ use crate::jobs::store::{JobId, JobRecord, JobStatus, TextPage, TreeSummary};
 use crate::jobs::{JobState, Jobs};
 use crate::mcp::result::JobReport;
 
-pub(super) const DESCRIPTION: &str = "A job's whole answer, paged: offset and limit count characters, so the \
-    pages put together are the answer exactly. The first page also carries what job_wait \
-    reports of the job: status, error and hint, session_id, usage, duration, changes. With \
-    transcript: true, its events as JSON lines instead, offset and limit counting events.";
+pub(super) const DESCRIPTION: &str = "A job's whole answer in pages (offset and limit count \
+    characters); the first page also carries what job_wait reports. transcript: true gives its \
+    events as JSON lines instead (offset and limit count events).";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResultArgs {
     pub job_id: String,
-    /// Where the page starts (characters of the answer, or events of the transcript).
+    // The description says what these count.
     #[serde(default)]
     pub offset: u64,
-    /// The page's size (default: the server's result budget, or 200 events).
+    /// Default: the server's result budget, or 200 events.
     #[schemars(range(min = 1))]
     pub limit: Option<u64>,
-    /// The events as JSON lines instead of the answer.
     #[serde(default)]
     pub transcript: bool,
 }

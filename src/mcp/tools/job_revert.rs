@@ -6,10 +6,9 @@ use super::job_apply::{MergeArgs, merged_result};
 use super::job_context::{JobToolContext, JobToolError, blocking, parse_id};
 use crate::jobs::review;
 
-pub(super) const DESCRIPTION: &str = "Undo a job that ran in its workspace (isolation none): \
-    reverses exactly the changes it made, where the files still hold them. Where a file changed \
-    since in a way that conflicts, it refuses, names the files and changes nothing. check: true \
-    only says whether it would go through.";
+pub(super) const DESCRIPTION: &str = "Undo the changes of a job that ran in its workspace \
+    (isolation none). Where a file changed since in a way that conflicts, it refuses, names the \
+    files and changes nothing. check: true only says whether it would go through.";
 
 pub(super) async fn revert(
     args: MergeArgs,

@@ -21,16 +21,14 @@ const DEFAULT_WAIT: Duration = Duration::from_secs(40);
 const MAX_WAIT_SECS: u64 = 3600;
 const MAX_WAIT_JOBS: usize = 100;
 
-pub(super) const DESCRIPTION: &str = "Wait for jobs (background calls, or calls handed off while still running) \
-    and return each finished job's answer. mode `all` (default) waits until every job has \
-    ended, `any` until one has; after timeout_secs (default 40) it returns what it has, with \
-    each unfinished job's status and last progress line: call it again to keep waiting. It \
-    returns early when a job starts waiting for the person to answer a question on the \
-    dashboard (status needs_input): tell the person; no tool answers it. Cancelling this call \
-    does not cancel the jobs.";
+pub(super) const DESCRIPTION: &str = "Wait for jobs and return each finished one's answer. \
+    mode all (default): until every job ends; any: until one does. After timeout_secs it returns \
+    what it has: call again to wait on. It returns early when a job waits for the person \
+    (status needs_input): tell them; no tool answers it. Cancelling it leaves the jobs running.";
 
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
+#[schemars(inline)] // no `$defs` and `$ref` around one enum
 pub enum WaitMode {
     #[default]
     All,
@@ -40,11 +38,10 @@ pub enum WaitMode {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitArgs {
-    /// The jobs to wait for.
     pub job_ids: Vec<String>,
     #[serde(default)]
     pub mode: WaitMode,
-    /// The longest to wait, in seconds (default 40).
+    /// Default 40.
     #[schemars(range(min = 1, max = 3600))]
     pub timeout_secs: Option<u64>,
 }

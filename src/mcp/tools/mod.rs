@@ -1,9 +1,11 @@
 //! The tools the server offers: the agent tools (`agent`, one per CLI or custom agent, chosen
-//! into a [`Catalogue`]) and the job tools (`job` and one file per tool: `job_wait`,
-//! `job_result`, `job_cancel`, `job_list`, `job_diff`, `job_apply`, `job_discard`, `job_revert`). A new tool is a file here, named in [`job`] or the
-//! catalogue. Called by the handler; calls `jobs`, `policy` and `result`.
+//! into a [`Catalogue`], offered while `installed` finds the CLI) and the job tools (`job` and
+//! one file per tool: `job_wait`, `job_result`, `job_cancel`, `job_list`, `job_diff`,
+//! `job_apply`, `job_discard`, `job_revert`). A new tool is a file here, named in [`job`] or
+//! the catalogue. Called by the handler; calls `jobs`, `policy` and `result`.
 
 mod agent;
+mod installed;
 mod job;
 mod job_apply;
 mod job_cancel;
@@ -15,18 +17,20 @@ mod job_result;
 mod job_revert;
 mod job_wait;
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
-use cli_agent_engine::Agent;
+use cli_agent_engine::{Agent, EngineConfig};
 use rmcp::handler::server::common::schema_for_input;
 use rmcp::model::{JsonObject, Tool};
 use schemars::JsonSchema;
 use serde_json::Value;
+use tokio::sync::watch;
 
 #[cfg(test)]
 pub use self::agent::ToolArgs;
 use self::agent::tools;
 pub use self::agent::{CallRequest, call_request, call_request_to_ask};
+pub use self::installed::{LOOK_EVERY, Offered, announce_changes};
 pub use self::job::{call as call_job_tool, tool as job_tool};
 pub use self::job_context::JobToolContext;
 pub use self::job_wait::waited_jobs;
@@ -45,12 +49,16 @@ pub enum CatalogueError {
     },
 }
 
-/// The tools this server offers, in a fixed order.
+/// The tools this server may offer, in a fixed order, and which of them it offers now.
 pub struct Catalogue {
-    offers: Vec<Offer>,
+    /// The agents `--enable`/`--disable` leave: a call may name any of them (one whose CLI is
+    /// missing fails with how to install it).
+    offers: Arc<[Offer]>,
     /// Built at the first `tools/list`: their schemas are most of a start's own work, and
     /// `initialize` needs none of it.
     tools: OnceLock<Vec<Tool>>,
+    /// Which offers are listed: all until [`Catalogue::offer_installed`] looks.
+    offered: watch::Sender<Offered>,
 }
 
 impl Catalogue {
@@ -84,14 +92,53 @@ impl Catalogue {
                 &agents,
             )));
         }
+        let offered = watch::Sender::new(offers.iter().map(|_| true).collect());
         Ok(Self {
-            offers,
+            offers: offers.into(),
             tools: OnceLock::new(),
+            offered,
         })
     }
 
+    /// Offer only the agents whose CLI is here (see `installed`), and keep looking for the
+    /// others while the runtime runs.
+    pub fn offer_installed(&self, config: &EngineConfig) {
+        let quick = EngineConfig {
+            login_shell: false,
+            ..config.clone()
+        };
+        self.offered
+            .send_replace(installed::look(&self.offers, &quick));
+        installed::keep_looking(self.offers.clone(), config.clone(), self.offered.clone());
+    }
+
+    /// The agent tools on offer now.
     pub fn tools(&self) -> Vec<Tool> {
-        self.tools.get_or_init(|| tools(&self.offers)).clone()
+        let all = self.tools.get_or_init(|| tools(&self.offers));
+        self.pick(all, true).into_iter().cloned().collect()
+    }
+
+    /// Each change of the tools on offer, from now on.
+    pub fn changes(&self) -> watch::Receiver<Offered> {
+        self.offered.subscribe()
+    }
+
+    /// The agents `--enable`/`--disable` leave whose CLI is not here, so not offered.
+    pub fn missing(&self) -> Vec<Agent> {
+        let offers = self.pick(&self.offers, false);
+        offers.into_iter().map(|offer| offer.agent).collect()
+    }
+
+    /// Of `items`, one for each offer in order, those of the offers listed now (`listed`) or
+    /// of the others.
+    fn pick<'a, T>(&self, items: &'a [T], listed: bool) -> Vec<&'a T> {
+        let offered = self.offered.borrow().clone();
+        items
+            .iter()
+            .zip(offered.iter())
+            .filter(|(_, offered)| **offered == listed)
+            .map(|(item, _)| item)
+            .collect()
     }
 
     /// The agent of the tool named `name` (a tool is named after its agent).
@@ -103,24 +150,60 @@ impl Catalogue {
     }
 
     pub fn names(&self) -> String {
-        self.agent_names().collect::<Vec<_>>().join(", ")
+        self.agent_names().join(", ")
     }
 
-    /// The agents offered, by their tools' names.
-    pub fn agent_names(&self) -> impl Iterator<Item = &str> {
-        self.offers.iter().map(|offer| offer.agent.name())
+    /// The agents offered now, by their tools' names.
+    pub fn agent_names(&self) -> Vec<&str> {
+        let offers = self.pick(&self.offers, true);
+        offers.into_iter().map(|offer| offer.agent.name()).collect()
     }
 }
 
-/// The `inputSchema` of a tool whose arguments are `T`, in formats clients accept.
+/// The `inputSchema` of a tool whose arguments are `T`, in formats clients accept. Without
+/// `$schema` (MCP reads a schema without one as 2020-12, the dialect schemars writes) and the
+/// Rust type's name as `title`: every tool list carries each input schema, and the host's
+/// model reads them all.
 fn arguments_schema<T: JsonSchema + 'static>() -> JsonObject {
     // The schema is derived from a fixed type: failing here is a bug caught by any test.
     let mut schema = schema_for_input::<T>()
         .expect("argument types are structs, so their schemas are objects")
         .as_ref()
         .clone();
+    schema.remove("$schema");
+    schema.remove("title");
     drop_numeric_formats(&mut schema);
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties
+            .values_mut()
+            .filter_map(Value::as_object_mut)
+            .for_each(optional_as_omitted);
+    }
     schema
+}
+
+/// An optional argument's schema as "leave it out", not "or null": `["string", "null"]` becomes
+/// `"string"`; `"default": null`, a flag's `"default": false` and an object's
+/// `"additionalProperties": true` go (each what its absence means). The arguments still take a
+/// null as absent; the schema just does not spend the host model's context saying so in every
+/// field of every tool.
+fn optional_as_omitted(property: &mut JsonObject) {
+    if let Some(Value::Array(types)) = property.get("type") {
+        let kept: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if let [only] = kept[..] {
+            let only = only.clone();
+            property.insert("type".to_owned(), only);
+        }
+    }
+    if property
+        .get("default")
+        .is_some_and(|default| default.is_null() || *default == Value::Bool(false))
+    {
+        property.remove("default");
+    }
+    if property.get("additionalProperties") == Some(&Value::Bool(true)) {
+        property.remove("additionalProperties");
+    }
 }
 
 /// schemars writes Rust's number types as formats (`uint64`, `int32`, `double`) that JSON

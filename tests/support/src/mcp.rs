@@ -520,3 +520,72 @@ pub fn job_id(result: &Value) -> String {
         .unwrap_or_else(|| panic!("no job_id in {result:#}"))
         .to_owned()
 }
+
+/// What a `tools/list` result weighs, in bytes of compact JSON: what the host's model reads of
+/// each tool (its name, description and inputSchema), and the whole result (titles,
+/// annotations and output schemas too).
+#[derive(Clone, Copy, Debug)]
+pub struct ListedBytes {
+    /// Name, description and inputSchema of every tool.
+    pub read: usize,
+    /// The same of the agent tools alone.
+    pub agents_read: usize,
+    pub agent_tools: usize,
+    pub whole: usize,
+}
+
+impl ListedBytes {
+    /// Weigh a `tools/list` result; the agent tools are those not in [`JOB_TOOLS`].
+    pub fn of(list: &Value) -> Self {
+        let mut bytes = Self {
+            read: 0,
+            agents_read: 0,
+            agent_tools: 0,
+            whole: list.to_string().len(),
+        };
+        for tool in list["tools"].as_array().into_iter().flatten() {
+            let read = json!({
+                "name": tool["name"],
+                "description": tool["description"],
+                "inputSchema": tool["inputSchema"],
+            })
+            .to_string()
+            .len();
+            bytes.read += read;
+            if !JOB_TOOLS.iter().any(|job| tool["name"] == *job) {
+                bytes.agents_read += read;
+                bytes.agent_tools += 1;
+            }
+        }
+        bytes
+    }
+
+    /// What the host's model would read with `clis` agent tools of the same average weight,
+    /// each `added` bytes heavier (for arguments still to come), and the same job tools.
+    pub fn read_with(&self, clis: usize, added: usize) -> usize {
+        let per_tool = self.agents_read / self.agent_tools.max(1);
+        (self.read - self.agents_read) + clis * (per_tool + added)
+    }
+}
+
+/// The agent tools' arguments issue 37 adds, which the 16 KB goal counts.
+pub const COMING_ARGUMENTS: [&str; 2] = ["fork", "effort"];
+/// What each of them may add to an agent tool, with a short description.
+pub const BYTES_AN_ARGUMENT: usize = 100;
+
+/// The bytes an agent tool of `list` is still to grow by: [`BYTES_AN_ARGUMENT`] for each of
+/// [`COMING_ARGUMENTS`] its first agent tool does not take yet.
+pub fn still_to_come(list: &Value) -> usize {
+    let first = list["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|tool| !JOB_TOOLS.iter().any(|job| tool["name"] == *job));
+    let Some(properties) = first.map(|tool| &tool["inputSchema"]["properties"]) else {
+        return 0;
+    };
+    let absent = COMING_ARGUMENTS
+        .iter()
+        .filter(|a| properties[**a].is_null());
+    absent.count() * BYTES_AN_ARGUMENT
+}
