@@ -38,6 +38,8 @@ check_clis() {
     errors=$(mktemp "${TMPDIR:-/tmp}/cli-versions.XXXXXX")
     for cli in "${clis[@]}"; do
         if said=$(with_scratch_home "$dest/node_modules/.bin/$cli" --version 2>"$errors"); then
+            # pi prints it on stderr when its stdin is not a terminal.
+            [ -n "$said" ] || said=$(cat "$errors")
             printf '%-9s %s\n' "$cli" "${said%%$'\n'*}"
         else
             echo "$dest/node_modules/.bin/$cli --version failed: $(cat "$errors")" >&2
