@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/npm-pinned.sh
-clis=(codex claude gemini opencode qwen copilot)
+clis=(codex claude gemini opencode qwen copilot pi)
 pins=tests/real
 
 # claude-code's postinstall (install.cjs) puts its platform package's native binary in place of
@@ -38,6 +38,8 @@ check_clis() {
     errors=$(mktemp "${TMPDIR:-/tmp}/cli-versions.XXXXXX")
     for cli in "${clis[@]}"; do
         if said=$(with_scratch_home "$dest/node_modules/.bin/$cli" --version 2>"$errors"); then
+            # pi prints it on stderr when its stdin is not a terminal.
+            [ -n "$said" ] || said=$(cat "$errors")
             printf '%-9s %s\n' "$cli" "${said%%$'\n'*}"
         else
             echo "$dest/node_modules/.bin/$cli --version failed: $(cat "$errors")" >&2

@@ -9,6 +9,7 @@ mod codex;
 mod copilot;
 mod gemini;
 mod opencode;
+mod pi;
 mod qwen;
 
 use crate::agent::Agent;
@@ -23,6 +24,7 @@ pub static BUILTINS: &[&dyn Cli] = &[
     &opencode::Opencode,
     &qwen::Qwen,
     &copilot::Copilot,
+    &pi::Pi,
 ];
 
 /// The built-in CLI called `name`.

@@ -310,7 +310,9 @@ async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
                 .unwrap_or_default()
         ));
     }
+    // pi prints its version on stderr when stdin is not a terminal.
     cli.version_from(&stdout)
+        .or_else(|| cli.version_from(&String::from_utf8_lossy(&output.stderr)))
         .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
 }
 
