@@ -121,7 +121,15 @@ impl Agent {
         program: &Path,
         passed: &[EnvPattern],
     ) -> Result<CommandLine, SetupError> {
+        self.check_fork(request)?;
         let mut cmd = self.cli.command_line(request, program)?;
+        if let Some(effort) = request.effort {
+            let option = self
+                .cli
+                .effort_option(effort)
+                .map_err(|reason| self.unsupported("effort", reason))?;
+            cmd.insert_options(&[option]);
+        }
         if let (Some(endpoint), Some(hook)) = (&request.questions, self.cli.question_hook())
             && request.permission < Permission::Unlimited
         {
@@ -135,6 +143,27 @@ impl Agent {
         }
         cmd.inherit(std::env::vars_os(), self.cli.own_env(), passed);
         Ok(cmd)
+    }
+
+    /// A fork needs the session it branches, and a CLI that can branch one.
+    fn check_fork(&self, request: &RunRequest) -> Result<(), SetupError> {
+        if !request.fork {
+            return Ok(());
+        }
+        if request.session_id.is_none() {
+            return Err(SetupError::ForkWithoutSession);
+        }
+        self.cli
+            .forks()
+            .map_err(|reason| self.unsupported("fork", reason))
+    }
+
+    fn unsupported(&self, argument: &'static str, reason: &'static str) -> SetupError {
+        SetupError::Unsupported {
+            agent: self.name(),
+            argument,
+            reason,
+        }
     }
 
     /// `CAM_<NAME>_<SETTING>`: the variable that sets `setting` for this agent.

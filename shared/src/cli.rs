@@ -11,7 +11,7 @@ use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::event::Usage;
 use crate::outcome::ErrorKind;
-use crate::request::{Permission, QuestionEndpoint, RunRequest};
+use crate::request::{Effort, Permission, QuestionEndpoint, RunRequest};
 use crate::version;
 
 /// What the engine needs to drive one CLI headless. The provided methods are the common
@@ -77,6 +77,23 @@ pub trait Cli: Send + Sync + 'static {
     /// either way (see [`crate::output_schema`]).
     fn schema_flag(&self) -> Option<SchemaFlag> {
         None
+    }
+
+    /// Whether its command line spells [`RunRequest::fork`] (resume a session as a new one,
+    /// the original left as it was); `Err` says why it cannot and what it can do instead.
+    fn forks(&self) -> Result<(), &'static str> {
+        Err(
+            "it has no way to branch a session: pass `session_id` without `fork` to continue \
+             the session itself, or leave both out to start afresh",
+        )
+    }
+
+    /// Its option for `effort`, its value bound with `=`; `Err` says why it has none.
+    fn effort_option(&self, _effort: Effort) -> Result<String, &'static str> {
+        Err(
+            "it has no per-run reasoning effort: leave `effort` out (the model's default \
+             applies) or choose a faster or stronger `model`",
+        )
     }
 
     /// Whether it resumes a session only from the directory the session started in.

@@ -9,7 +9,7 @@ use cli_agent_engine::Base;
 use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::BUILTINS;
 use cli_agent_engine::output_schema::{OutputSchema, SchemaError};
-use cli_agent_engine::{Agent, Permission, RunRequest};
+use cli_agent_engine::{Agent, Effort, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -40,6 +40,12 @@ pub struct ToolArgs {
     /// Continue the conversation of an earlier call: pass the `session_id` of its result.
     /// Without it, every call starts a fresh conversation that knows nothing of earlier calls.
     pub session_id: Option<String>,
+    /// With `session_id`: branch that session into a new one, leaving it unchanged.
+    #[serde(default)]
+    pub fork: bool,
+    #[serde(default)]
+    #[schemars(schema_with = "effort_schema")]
+    pub effort: Option<Effort>,
     /// This call's time limit in seconds (default: the server's, 30 minutes unless set).
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
@@ -94,6 +100,14 @@ fn isolation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         "description": "none: work in the workspace itself. worktree: work in a git worktree of \
             its own (the workspace's current state, uncommitted work included), then review \
             with job_diff and bring it in with job_apply or drop it with job_discard."
+    })
+}
+
+fn effort_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["low", "medium", "high", "max"],
+        "description": "The model's reasoning effort (default: the CLI's)."
     })
 }
 
@@ -238,6 +252,8 @@ fn read_call(
     let mut request = RunRequest::new(args.prompt, workspace.clone());
     request.model = given(args.model);
     request.session_id = given(args.session_id);
+    request.fork = args.fork;
+    request.effort = args.effort;
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
     request.permission = args.permission;

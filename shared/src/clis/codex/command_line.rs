@@ -3,16 +3,18 @@
 use std::path::Path;
 
 use crate::command_line::CommandLine;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
     cmd.arg("exec");
     let sandbox = sandbox_mode(request.permission);
     match &request.session_id {
-        // `exec resume` takes no `-s`, and a resumed turn is read-only unless told otherwise.
+        // `exec resume` and `exec fork` take no `-s`, and a resumed turn is read-only unless
+        // told otherwise.
         Some(_) => {
-            cmd.args(["resume", "--json", "--skip-git-repo-check"]);
+            cmd.arg(if request.fork { "fork" } else { "resume" });
+            cmd.args(["--json", "--skip-git-repo-check"]);
             cmd.flag_value(
                 "--config",
                 &format!("sandbox_mode={}", toml_string(sandbox)),
@@ -32,6 +34,15 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
     }
     cmd.arg("-");
     cmd
+}
+
+/// `model_reasoning_effort`, whose highest level is `xhigh`.
+pub(super) fn effort_option(effort: Effort) -> String {
+    let level = match effort {
+        Effort::Max => "xhigh",
+        other => other.name(),
+    };
+    format!("--config=model_reasoning_effort={}", toml_string(level))
 }
 
 fn sandbox_mode(permission: Permission) -> &'static str {
@@ -99,6 +110,36 @@ mod tests {
             command_line(&request, Path::new("codex"))
                 .args
                 .contains(&"danger-full-access".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_fork_is_exec_fork_and_effort_a_config_value_before_the_session() {
+        let mut request = crate::request::flag_prompt_request();
+        request.session_id = Some("0199-thread".into());
+        request.fork = true;
+        request.effort = Some(Effort::Max);
+        let codex = crate::agent::Agent::builtin(&super::super::Codex);
+        let cmd = codex
+            .command_line(&request, Path::new("codex"), &[])
+            .unwrap();
+        assert_eq!(
+            cmd.args,
+            [
+                "exec",
+                "fork",
+                "--json",
+                "--skip-git-repo-check",
+                "--config=sandbox_mode=\"read-only\"",
+                "--config=model_reasoning_effort=\"xhigh\"",
+                "--",
+                "0199-thread",
+                "-",
+            ]
+        );
+        assert_eq!(
+            effort_option(Effort::Low),
+            "--config=model_reasoning_effort=\"low\""
         );
     }
 }

@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 pub struct Codex;
 
@@ -88,10 +88,21 @@ impl Cli for Codex {
             "--add-dir",
             "-c=sandbox_mode",
             "--config=sandbox_mode",
+            "-c=model_reasoning_effort",
+            "--config=model_reasoning_effort",
             "-m",
             "--model",
             "--output-schema",
         ]
+    }
+
+    /// `codex exec fork <id>`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<String, &'static str> {
+        Ok(command_line::effort_option(effort))
     }
 
     /// `exec` and `exec resume` read the schema from a file.

@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Opencode;
 
@@ -80,7 +80,18 @@ impl Cli for Opencode {
             "-m",
             "--model",
             "--dir",
+            "--fork",
+            "--variant",
         ]
+    }
+
+    /// `--session=<id> --fork`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<String, &'static str> {
+        Ok(command_line::effort_option(effort))
     }
 
     /// Its sentence for a provider it cannot reach.
