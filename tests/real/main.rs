@@ -12,6 +12,7 @@ mod host_questions;
 mod mcp_real_cli;
 mod real_captures;
 mod real_cli;
+mod real_fork_effort;
 mod real_hosts;
 mod real_isolation;
 mod real_output_schema;

@@ -37,6 +37,11 @@ impl Prepared {
     pub fn request(&self) -> &RunRequest {
         &self.request
     }
+
+    /// The CLI's command line, as it will start.
+    pub fn command_line(&self) -> &CommandLine {
+        &self.command_line
+    }
 }
 
 /// Checks `request` for `agent` and builds its command line: the agent's defaults, the
