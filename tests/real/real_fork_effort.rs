@@ -94,6 +94,12 @@ async fn two_forks_branch_from_one_session(agent: Agent) {
         "{ids:?}"
     );
     assert_eq!(back.session_id, original.session_id);
+    if agent.cli().usage_is_cumulative() {
+        // One model request per turn: a fork's usage is its own, not its session's so far.
+        let input = |outcome: &Outcome| outcome.usage.map(|usage| usage.input_tokens);
+        assert_eq!(input(&one), input(&original), "{one:#?}");
+        assert_eq!(input(&two), input(&original), "{two:#?}");
+    }
 
     for (answer, other) in [("first-fork", "second-fork"), ("second-fork", "first-fork")] {
         let seen = history(&mock, agent, answer);
@@ -114,7 +120,7 @@ fn effort_in_request(agent: Agent) -> Option<(&'static str, &'static str)> {
     match agent.name() {
         "claude" => Some(("/output_config/effort", "high")),
         "codex" => Some(("/reasoning/effort", "high")),
-        "copilot" => Some(("/reasoning_effort", "high")),
+        "opencode" | "copilot" => Some(("/reasoning_effort", "high")),
         _ => None,
     }
 }
