@@ -17,7 +17,7 @@ use crate::command_line::CommandLine;
 use crate::environment::EnvPattern;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::{Isolation, Permission, RunRequest};
+use crate::request::{Effort, Isolation, Permission, RunRequest};
 
 /// A cheap handle to an agent. Two agents are equal when their names are.
 #[derive(Clone, Copy)]
@@ -37,6 +37,8 @@ pub struct Profile {
     pub env: Vec<(String, String)>,
     /// The model when a request names none.
     pub model: Option<String>,
+    /// The reasoning effort when a request names none.
+    pub effort: Option<Effort>,
     /// The total timeout when a request gives none.
     pub timeout: Option<Duration>,
     /// The idle timeout, instead of the engine's.
@@ -51,6 +53,7 @@ static NO_PROFILE: Profile = Profile {
     args: Vec::new(),
     env: Vec::new(),
     model: None,
+    effort: None,
     timeout: None,
     idle_timeout: None,
     isolation: None,

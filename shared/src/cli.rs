@@ -167,8 +167,9 @@ pub enum BadArg {
     NotAFlag(String),
     /// A flag the engine sets itself.
     #[error(
-        "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model \
-         or working directory): use the tool's arguments or the agent's `model` instead"
+        "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model, \
+         effort or working directory): use the tool's arguments or the agent's `model` or \
+         `effort` instead"
     )]
     Reserved {
         /// The argument.

@@ -58,6 +58,7 @@ pub(crate) fn prepare(
     }
     let profile = agent.profile();
     request.model = request.model.or_else(|| profile.model.clone());
+    request.effort = request.effort.or(profile.effort);
     request.timeout = request.timeout.or(profile.timeout);
     request.workspace = std::fs::canonicalize(&request.workspace)
         .ok()
