@@ -60,8 +60,8 @@ impl std::str::FromStr for Permission {
 }
 
 /// How hard the model thinks: one word set, which each CLI spells its own way (see
-/// [`crate::cli::Cli::effort_option`]). No `minimal`: claude has no such level, and codex's
-/// turns its tools down with it; `max` is each CLI's highest.
+/// [`crate::cli::Cli::effort_option`]). No `minimal`: claude has no such level, and not every
+/// codex model takes it; `max` is the highest level claude, codex and copilot share.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Effort {
@@ -71,7 +71,7 @@ pub enum Effort {
     Medium,
     /// Harder problems.
     High,
-    /// The CLI's highest level.
+    /// The most thinking the CLI offers by that name.
     Max,
 }
 

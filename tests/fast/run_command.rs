@@ -333,7 +333,7 @@ fn fork_and_effort_reach_the_cli_and_what_it_lacks_exits_2_saying_why() {
     assert_eq!(argv[..2], ["exec", "fork"], "{argv:?}");
     assert!(
         argv.contains(&"0199-thread".to_owned())
-            && argv.contains(&"--config=model_reasoning_effort=\"xhigh\"".to_owned()),
+            && argv.contains(&"--config=model_reasoning_effort=\"max\"".to_owned()),
         "{argv:?}"
     );
     let session = out

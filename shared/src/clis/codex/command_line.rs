@@ -36,13 +36,13 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
     cmd
 }
 
-/// `model_reasoning_effort`, whose highest level is `xhigh`.
+/// `model_reasoning_effort`: codex 0.171's levels are ours by the same names (and `xhigh`,
+/// `ultra`); its catalog (`codex debug models`) says which a model takes.
 pub(super) fn effort_option(effort: Effort) -> String {
-    let level = match effort {
-        Effort::Max => "xhigh",
-        other => other.name(),
-    };
-    format!("--config=model_reasoning_effort={}", toml_string(level))
+    format!(
+        "--config=model_reasoning_effort={}",
+        toml_string(effort.name())
+    )
 }
 
 fn sandbox_mode(permission: Permission) -> &'static str {
@@ -131,7 +131,7 @@ mod tests {
                 "--json",
                 "--skip-git-repo-check",
                 "--config=sandbox_mode=\"read-only\"",
-                "--config=model_reasoning_effort=\"xhigh\"",
+                "--config=model_reasoning_effort=\"max\"",
                 "--",
                 "0199-thread",
                 "-",
