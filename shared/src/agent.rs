@@ -139,13 +139,29 @@ impl Agent {
             hook(endpoint, &mut cmd);
         }
         cmd.insert_options(&self.profile.args);
+        self.add_environment(&mut cmd, passed);
+        Ok(cmd)
+    }
+
+    /// The command line that lists the models its CLI at `program` offers, in the environment
+    /// a run of it gets; `None` when the CLI cannot list them.
+    pub fn models_command(&self, program: &Path, passed: &[EnvPattern]) -> Option<CommandLine> {
+        let listing = self.cli.model_listing()?;
+        let mut cmd = CommandLine::new(program);
+        cmd.args
+            .extend(listing.args.iter().map(|arg| (*arg).to_owned()));
+        self.add_environment(&mut cmd, passed);
+        Some(cmd)
+    }
+
+    /// The agent's variables, then what the CLI inherits (see [`Agent::command_line`]).
+    fn add_environment(&self, cmd: &mut CommandLine, passed: &[EnvPattern]) {
         for (name, value) in &self.profile.env {
             if cmd.env.iter().all(|(set, _)| set != name.as_str()) {
                 cmd.set_env(name, value);
             }
         }
         cmd.inherit(std::env::vars_os(), self.cli.own_env(), passed);
-        Ok(cmd)
     }
 
     /// A fork needs the session it branches, and a CLI that can branch one.

@@ -96,6 +96,11 @@ pub trait Cli: Send + Sync + 'static {
         )
     }
 
+    /// How it lists the models it offers, headless, where it can; `None` when it cannot.
+    fn model_listing(&self) -> Option<ModelListing> {
+        None
+    }
+
     /// Whether it resumes a session only from the directory the session started in.
     fn resumes_only_from_origin(&self) -> bool {
         true
@@ -145,6 +150,15 @@ pub struct UsageFile {
     pub flag: &'static str,
     /// The usage the file's content reports, if it reads as one.
     pub read: fn(&str) -> Option<Usage>,
+}
+
+/// A CLI's headless listing of the models it offers (see [`Cli::model_listing`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ModelListing {
+    /// The arguments that print the list.
+    pub args: &'static [&'static str],
+    /// The model names in what it printed on stdout; `None` when that does not read as a list.
+    pub read: fn(&str) -> Option<Vec<String>>,
 }
 
 /// How a CLI takes a JSON Schema for its final answer (see [`Cli::schema_flag`]).

@@ -45,6 +45,26 @@ pub(super) fn effort_option(effort: Effort) -> String {
     )
 }
 
+/// `codex debug models`: `{"models": [{"slug": …, "visibility": "list" | "hide"}, …]}`.
+#[derive(serde::Deserialize)]
+struct Catalog {
+    models: Vec<CatalogModel>,
+}
+
+#[derive(serde::Deserialize)]
+struct CatalogModel {
+    slug: String,
+    visibility: Option<String>,
+}
+
+/// The models its catalog lists for people to pick (the hidden ones left out).
+pub(super) fn listed_models(printed: &str) -> Option<Vec<String>> {
+    let catalog: Catalog = serde_json::from_str(printed).ok()?;
+    let listed = catalog.models.into_iter();
+    let listed = listed.filter(|model| model.visibility.as_deref() != Some("hide"));
+    Some(listed.map(|model| model.slug).collect())
+}
+
 fn sandbox_mode(permission: Permission) -> &'static str {
     match permission {
         Permission::ReadOnly => "read-only",
@@ -141,5 +161,17 @@ mod tests {
             effort_option(Effort::Low),
             "--config=model_reasoning_effort=\"low\""
         );
+    }
+
+    #[test]
+    fn the_models_its_catalog_lists_are_read_and_hidden_ones_left_out() {
+        let printed = include_str!("../../../../tests/fixtures/captures/codex/models.json");
+        let models = listed_models(printed).expect("a catalog");
+        assert!(models.contains(&"gpt-5.5".to_owned()), "{models:?}");
+        assert!(
+            !models.contains(&"codex-auto-review".to_owned()),
+            "{models:?}"
+        );
+        assert_eq!(listed_models("not json"), None);
     }
 }

@@ -5,7 +5,7 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::{Cli, SchemaFlag};
+use crate::cli::{Cli, ModelListing, SchemaFlag};
 use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -103,6 +103,14 @@ impl Cli for Codex {
 
     fn effort_option(&self, effort: Effort) -> Result<String, &'static str> {
         Ok(command_line::effort_option(effort))
+    }
+
+    /// `codex debug models`: its model catalog as JSON.
+    fn model_listing(&self) -> Option<ModelListing> {
+        Some(ModelListing {
+            args: &["debug", "models"],
+            read: command_line::listed_models,
+        })
     }
 
     /// `exec` and `exec resume` read the schema from a file.

@@ -43,6 +43,17 @@ pub(super) fn effort_option(effort: Effort) -> String {
     format!("--variant={effort}")
 }
 
+/// `opencode models` prints one `provider/model` a line; anything else is not a listing.
+pub(super) fn listed_models(printed: &str) -> Option<Vec<String>> {
+    let lines = printed
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty());
+    lines
+        .map(|line| line.contains('/').then(|| line.to_owned()))
+        .collect()
+}
+
 /// opencode has no OS sandbox: a denied tool is removed from what the model is offered.
 fn policy(permission: Permission) -> &'static str {
     match permission {
@@ -101,5 +112,16 @@ mod tests {
             "--fork".into(),
             "--variant=high".into()
         ]));
+    }
+
+    #[test]
+    fn the_models_it_lists_are_read_from_its_own_output() {
+        let printed = include_str!("../../../../tests/fixtures/captures/opencode/models.txt");
+        let models = listed_models(printed).expect("a listing");
+        assert!(
+            models.contains(&"opencode/big-pickle".to_owned()),
+            "{models:?}"
+        );
+        assert_eq!(listed_models("Error: no providers\n"), None);
     }
 }

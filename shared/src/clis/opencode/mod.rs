@@ -5,7 +5,7 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ModelListing};
 use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -83,6 +83,14 @@ impl Cli for Opencode {
             "--fork",
             "--variant",
         ]
+    }
+
+    /// `opencode models`: one `provider/model` a line.
+    fn model_listing(&self) -> Option<ModelListing> {
+        Some(ModelListing {
+            args: &["models"],
+            read: command_line::listed_models,
+        })
     }
 
     /// `--session=<id> --fork`.
