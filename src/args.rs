@@ -275,6 +275,10 @@ pub struct DoctorArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list the models each CLI offers, where it can (codex, opencode), the agent's
+    /// configured `model` marked as the default.
+    #[arg(long)]
+    pub models: bool,
 }
 
 /// `jobs`: the job store, from a shell (`CAM_STATE_DIR` says where it is).

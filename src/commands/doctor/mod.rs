@@ -1,6 +1,7 @@
 //! `cli-agent-mcp doctor`: which CLIs this server can run, in which versions, and what to do
 //! about the ones it cannot; and what the kernel sandbox enforces here.
 
+mod models;
 mod sandbox;
 
 use std::cmp::Ordering;
@@ -16,8 +17,9 @@ use nix::unistd::Pid;
 use serde::Serialize;
 use tokio::task::JoinSet;
 
-/// `--version` of a healthy CLI answers in about a second; a hung one must not hang doctor.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
+/// `--version` of a healthy CLI answers in about a second, its model listing in a few; a hung
+/// one must not hang doctor.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What doctor found out about one CLI.
 #[derive(Debug, Serialize)]
@@ -42,6 +44,9 @@ pub struct CliReport {
     pub release: Option<Release>,
     /// What to do, when there is something to do.
     pub advice: Option<String>,
+    /// The models it offers (`--models` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models: Option<models::ModelsReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,8 +112,11 @@ struct Report {
 
 /// Check every agent's CLI, print the report, and exit 0 when at least one is usable.
 #[allow(clippy::print_stdout)] // the report is this command's output
-pub async fn run(config: EngineConfig, agents: &[Agent], json: bool) -> u8 {
-    let reports = check_all(&config, agents).await;
+pub async fn run(config: EngineConfig, agents: &[Agent], json: bool, list_models: bool) -> u8 {
+    let mut reports = check_all(&config, agents).await;
+    if list_models {
+        add_models(&config, &mut reports).await;
+    }
     let sandbox = sandbox::SandboxReport::new(config.sandbox, KernelSupport::current());
     if json {
         let report = Report {
@@ -145,6 +153,20 @@ pub(crate) async fn check_all(config: &EngineConfig, agents: &[Agent]) -> Vec<Cl
     reports
 }
 
+/// The models of every usable CLI, listed at once.
+async fn add_models(config: &EngineConfig, reports: &mut [CliReport]) {
+    let mut listings = JoinSet::new();
+    for (at, report) in reports.iter().enumerate() {
+        if let (true, Some(path)) = (report.state.usable(), report.path.clone()) {
+            let (agent, config) = (report.agent, config.clone());
+            listings.spawn(async move { (at, models::list(agent, &config, &path).await) });
+        }
+    }
+    for (at, listed) in listings.join_all().await {
+        reports[at].models = Some(listed);
+    }
+}
+
 async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
     let cli = agent.cli();
     let verified_version = cli.verified_version();
@@ -160,6 +182,7 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
         verified_version,
         release: None,
         advice: None,
+        models: None,
     };
     let found = match found {
         Ok(found) => found,
@@ -268,11 +291,19 @@ fn missing_advice(agent: Agent, error: &SetupError) -> String {
     }
 }
 
-/// The version `<bin> --version` prints, run in a process group of its own so a launcher
-/// and its child are killed together if it hangs.
+/// The version `<bin> --version` prints.
 async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
-    let child = tokio::process::Command::new(bin)
-        .arg("--version")
+    let mut command = tokio::process::Command::new(bin);
+    command.arg("--version");
+    let stdout = probe(command).await?;
+    cli.version_from(&stdout)
+        .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
+}
+
+/// What `command` prints on stdout, run in a process group of its own so a launcher and its
+/// child are killed together if it hangs; `Err` says how it failed.
+async fn probe(mut command: tokio::process::Command) -> Result<String, String> {
+    let child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -284,7 +315,7 @@ async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
         .id()
         .and_then(|id| i32::try_from(id).ok())
         .map(Pid::from_raw);
-    let output = match tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await {
+    let output = match tokio::time::timeout(PROBE_TIMEOUT, child.wait_with_output()).await {
         Ok(output) => output.map_err(|error| format!("failed: {error}"))?,
         Err(_) => {
             if let Some(group) = group {
@@ -292,7 +323,7 @@ async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
             }
             return Err(format!(
                 "did not answer within {} s",
-                VERSION_TIMEOUT.as_secs()
+                PROBE_TIMEOUT.as_secs()
             ));
         }
     };
@@ -310,8 +341,7 @@ async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
                 .unwrap_or_default()
         ));
     }
-    cli.version_from(&stdout)
-        .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
+    Ok(stdout.into_owned())
 }
 
 fn render(reports: &[CliReport]) -> String {
@@ -338,6 +368,9 @@ fn render(reports: &[CliReport]) -> String {
         }
         if let Some(advice) = &report.advice {
             out.push_str(&format!("          {advice}\n"));
+        }
+        if let Some(listed) = &report.models {
+            out.push_str(&models::render(listed));
         }
     }
     if let Some(missing) = reports.iter().find(|report| !report.looked.is_empty()) {

@@ -1,0 +1,75 @@
+//! `doctor --models`: the models each CLI offers, where it can list them headless, with the
+//! agent's configured default marked. Run only when asked: a listing may reach the network.
+
+use std::path::Path;
+
+use cli_agent_engine::{Agent, EngineConfig};
+use serde::Serialize;
+
+use super::probe;
+
+/// What a CLI's listing said, or why there is none.
+#[derive(Debug, Serialize)]
+pub struct ModelsReport {
+    /// The models it offers, as it names them.
+    pub models: Vec<String>,
+    /// The agent's configured `model`, the one a call that names none gets.
+    pub default: Option<String>,
+    /// Why there is no list: the CLI cannot list its models, or its listing failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The models `agent`'s CLI at `path` offers, listed in the environment a run gets.
+pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsReport {
+    let mut report = ModelsReport {
+        models: Vec::new(),
+        default: agent.profile().model.clone(),
+        note: None,
+    };
+    let (Some(listing), Some(command)) = (
+        agent.cli().model_listing(),
+        agent.models_command(path, &config.pass_env),
+    ) else {
+        report.note = Some(format!(
+            "{} cannot list its models headless: name one with `model` (see its own docs)",
+            agent.cli().name()
+        ));
+        return report;
+    };
+    let mut child = tokio::process::Command::new(&command.program);
+    child.args(&command.args).env_clear().envs(command.env);
+    let printed = probe(child).await;
+    match printed.map(|out| (listing.read)(&out).ok_or_else(|| format!("printed no list: {out:?}")))
+    {
+        Ok(Ok(models)) => report.models = models,
+        Ok(Err(problem)) | Err(problem) => {
+            report.note = Some(format!("`{}` {problem}", command.args.join(" ")));
+        }
+    }
+    report
+}
+
+/// The report's lines: the models, the default marked, or why there are none.
+pub fn render(report: &ModelsReport) -> String {
+    if let Some(note) = &report.note {
+        return format!("          models: {note}\n");
+    }
+    let is_default = |model: &String| report.default.as_ref() == Some(model);
+    let mut names: Vec<String> = report
+        .models
+        .iter()
+        .map(|model| match is_default(model) {
+            true => format!("{model} (default)"),
+            false => model.clone(),
+        })
+        .collect();
+    if let Some(default) = report
+        .default
+        .as_ref()
+        .filter(|d| !report.models.contains(d))
+    {
+        names.push(format!("{default} (default, not in its list)"));
+    }
+    format!("          models: {}\n", names.join(", "))
+}
