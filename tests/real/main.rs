@@ -15,5 +15,6 @@ mod real_cli;
 mod real_fork_effort;
 mod real_hosts;
 mod real_isolation;
+mod real_models;
 mod real_output_schema;
 mod real_sandbox;
