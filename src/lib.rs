@@ -17,7 +17,9 @@ mod dashboard;
 mod jobs;
 mod logging;
 mod mcp;
+mod models;
 mod offer;
+mod probe;
 #[cfg(test)]
 mod registry_tests;
 mod transport;

@@ -123,7 +123,7 @@ impl Jobs {
         })
     }
 
-    pub(super) fn engine(&self) -> &Engine {
+    pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
 

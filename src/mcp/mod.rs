@@ -25,6 +25,7 @@ mod handler;
 mod launch;
 mod lifecycle;
 pub mod logging;
+mod models_resource;
 mod pending;
 pub mod policy;
 mod progress;

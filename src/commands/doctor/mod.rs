@@ -1,25 +1,19 @@
 //! `cli-agent-mcp doctor`: which CLIs this server can run, in which versions, and what to do
 //! about the ones it cannot; and what the kernel sandbox enforces here.
 
-mod models;
 mod sandbox;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
 
 use cli_agent_engine::clis::Cli;
 use cli_agent_engine::sandbox::KernelSupport;
 use cli_agent_engine::{Agent, EngineConfig, FoundCli, SetupError, find_cli};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Serialize;
 use tokio::task::JoinSet;
 
-/// `--version` of a healthy CLI answers in about a second, its model listing in a few; a hung
-/// one must not hang doctor.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
+use crate::models::{self, ModelsReport};
+use crate::probe::probe;
 
 /// What doctor found out about one CLI.
 #[derive(Debug, Serialize)]
@@ -46,7 +40,7 @@ pub struct CliReport {
     pub advice: Option<String>,
     /// The models it offers (`--models` only).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub models: Option<models::ModelsReport>,
+    pub models: Option<ModelsReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -298,50 +292,6 @@ async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
     let stdout = probe(command).await?;
     cli.version_from(&stdout)
         .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
-}
-
-/// What `command` prints on stdout, run in a process group of its own so a launcher and its
-/// child are killed together if it hangs; `Err` says how it failed.
-async fn probe(mut command: tokio::process::Command) -> Result<String, String> {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| format!("could not start: {error}"))?;
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let output = match tokio::time::timeout(PROBE_TIMEOUT, child.wait_with_output()).await {
-        Ok(output) => output.map_err(|error| format!("failed: {error}"))?,
-        Err(_) => {
-            if let Some(group) = group {
-                let _ = killpg(group, Signal::SIGKILL);
-            }
-            return Err(format!(
-                "did not answer within {} s",
-                PROBE_TIMEOUT.as_secs()
-            ));
-        }
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let said = stderr
-            .lines()
-            .chain(stdout.lines())
-            .find(|l| !l.trim().is_empty());
-        return Err(format!(
-            "failed ({}){}",
-            output.status,
-            said.map(|line| format!(": {}", line.trim()))
-                .unwrap_or_default()
-        ));
-    }
-    Ok(stdout.into_owned())
 }
 
 fn render(reports: &[CliReport]) -> String {

@@ -1,12 +1,13 @@
-//! `doctor --models`: the models each CLI offers, where it can list them headless, with the
-//! agent's configured default marked. Run only when asked: a listing may reach the network.
+//! The models an agent's CLI offers, where it can list them headless, with the agent's
+//! configured default marked: `doctor --models` and the `models://{agent}` resource. Listed
+//! only when asked (a listing may reach the network), never as the server starts.
 
 use std::path::Path;
 
-use cli_agent_engine::{Agent, EngineConfig};
+use cli_agent_engine::{Agent, EngineConfig, find_cli};
 use serde::Serialize;
 
-use super::probe;
+use crate::probe::probe;
 
 /// What a CLI's listing said, or why there is none.
 #[derive(Debug, Serialize)]
@@ -18,6 +19,18 @@ pub struct ModelsReport {
     /// Why there is no list: the CLI cannot list its models, or its listing failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+}
+
+/// The models `agent`'s CLI offers, wherever it is found; a CLI not found says so.
+pub async fn of(agent: Agent, config: &EngineConfig) -> ModelsReport {
+    match find_cli(agent, config) {
+        Ok(found) => list(agent, config, &found.path).await,
+        Err(error) => ModelsReport {
+            models: Vec::new(),
+            default: agent.profile().model.clone(),
+            note: Some(error.to_string()),
+        },
+    }
 }
 
 /// The models `agent`'s CLI at `path` offers, listed in the environment a run gets.
