@@ -40,7 +40,7 @@ pub struct ToolArgs {
     /// Continue the conversation of an earlier call: pass the `session_id` of its result.
     /// Without it, every call starts a fresh conversation that knows nothing of earlier calls.
     pub session_id: Option<String>,
-    /// With `session_id`: branch that session into a new one, leaving it unchanged.
+    /// Branch `session_id` into a new session; the original stays as it was.
     #[serde(default)]
     pub fork: bool,
     #[serde(default)]
@@ -107,7 +107,7 @@ fn effort_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["low", "medium", "high", "max"],
-        "description": "The model's reasoning effort (default: the CLI's)."
+        "description": "Reasoning effort (default: the CLI's)."
     })
 }
 
