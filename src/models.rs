@@ -40,10 +40,7 @@ pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsRep
         default: agent.profile().model.clone(),
         note: None,
     };
-    let (Some(listing), Some(command)) = (
-        agent.cli().model_listing(),
-        agent.models_command(path, &config.pass_env),
-    ) else {
+    let Some((command, listing)) = agent.models_command(path, &config.pass_env) else {
         report.note = Some(format!(
             "{} cannot list its models headless: name one with `model` (see its own docs)",
             agent.cli().name()
@@ -52,13 +49,12 @@ pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsRep
     };
     let mut child = tokio::process::Command::new(&command.program);
     child.args(&command.args).env_clear().envs(command.env);
-    let printed = probe(child).await;
-    match printed.map(|out| (listing.read)(&out).ok_or_else(|| format!("printed no list: {out:?}")))
-    {
-        Ok(Ok(models)) => report.models = models,
-        Ok(Err(problem)) | Err(problem) => {
-            report.note = Some(format!("`{}` {problem}", command.args.join(" ")));
-        }
+    let listed = probe(child).await.and_then(|printed| {
+        (listing.read)(&printed).ok_or_else(|| "printed no list of models".to_owned())
+    });
+    match listed {
+        Ok(models) => report.models = models,
+        Err(problem) => report.note = Some(format!("`{}` {problem}", command.args.join(" "))),
     }
     report
 }
@@ -72,9 +68,12 @@ pub fn render(report: &ModelsReport) -> String {
     let mut names: Vec<String> = report
         .models
         .iter()
-        .map(|model| match is_default(model) {
-            true => format!("{model} (default)"),
-            false => model.clone(),
+        .map(|model| {
+            if is_default(model) {
+                format!("{model} (default)")
+            } else {
+                model.clone()
+            }
         })
         .collect();
     if let Some(default) = report

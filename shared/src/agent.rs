@@ -12,7 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ModelListing};
 use crate::command_line::CommandLine;
 use crate::environment::EnvPattern;
 use crate::error::SetupError;
@@ -144,14 +144,19 @@ impl Agent {
     }
 
     /// The command line that lists the models its CLI at `program` offers, in the environment
-    /// a run of it gets; `None` when the CLI cannot list them.
-    pub fn models_command(&self, program: &Path, passed: &[EnvPattern]) -> Option<CommandLine> {
+    /// a run of it gets, with the listing that reads what it prints; `None` when the CLI
+    /// cannot list them.
+    pub fn models_command(
+        &self,
+        program: &Path,
+        passed: &[EnvPattern],
+    ) -> Option<(CommandLine, ModelListing)> {
         let listing = self.cli.model_listing()?;
         let mut cmd = CommandLine::new(program);
         cmd.args
             .extend(listing.args.iter().map(|arg| (*arg).to_owned()));
         self.add_environment(&mut cmd, passed);
-        Some(cmd)
+        Some((cmd, listing))
     }
 
     /// The agent's variables, then what the CLI inherits (see [`Agent::command_line`]).
