@@ -323,6 +323,15 @@ fn effort_is_the_agents_key_for_a_cli_that_has_one() {
         let stderr = refused(cam(home.path()).arg("config"), &file, 3);
         assert!(stderr.contains(reason), "{settings}: {stderr}");
     }
+    write_config(home.path(), "[agents.codex]\neffort = \"max\"\n");
+    let report = config_json(&mut cam(home.path()));
+    let agents = report["agents"].as_array().expect("agents");
+    let codex = agents.iter().find(|agent| agent["name"] == "codex");
+    assert_eq!(
+        codex.map(|agent| &agent["effort"]),
+        Some(&serde_json::json!("max")),
+        "{report:#}"
+    );
 }
 
 #[test]
