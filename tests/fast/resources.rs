@@ -365,8 +365,8 @@ async fn completion_offers_agent_names_and_recent_job_ids() {
 }
 
 /// `models://{agent}` lists, when read, what a CLI that can list its models offers (the fake
-/// codex prints the real one's captured catalog), says so for one that cannot, and an unknown
-/// agent is not found.
+/// codex prints the real one's captured catalog), says so for one that cannot, an unknown
+/// agent is not found, and its `agent` completes to the agents.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_models_resource_lists_what_a_cli_offers_when_read() {
     let mut server = Server::start().await;
@@ -390,5 +390,17 @@ async fn the_models_resource_lists_what_a_cli_offers_when_read() {
     assert!(
         message.contains("names no agent") && message.contains("codex"),
         "{unknown:#}"
+    );
+    let completed = ask(
+        &mut server,
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "models://{agent}"},
+               "argument": {"name": "agent", "value": "op"}}),
+    )
+    .await;
+    assert_eq!(
+        completed["completion"]["values"],
+        json!(["opencode"]),
+        "{completed:#}"
     );
 }
