@@ -4,18 +4,11 @@
 
 use crate::real;
 
+use crate::real_cli::setup;
 use cli_agent_engine::{Agent, Effort, Engine, Outcome, Status};
-use real::{MockModel, Retries, Sandbox};
+use real::{MockModel, Sandbox};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
-
-/// A sandbox for `agent` pointed at a fresh mock.
-fn setup(agent: Agent) -> Option<(MockModel, Sandbox)> {
-    let bin = real::installed(agent)?;
-    let mock = MockModel::start();
-    let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);
-    Some((mock, sandbox))
-}
 
 /// One completed turn of `prompt`, resuming (or forking) `session` if given.
 async fn turn(
