@@ -20,8 +20,18 @@ fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output,
 
 /// `doctor --json` as [`doctor`] runs it; its whole report.
 fn doctor_json(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Value) {
+    doctor_json_with(&[], bin, extra_env)
+}
+
+/// [`doctor_json`] with `flags` as well.
+fn doctor_json_with(
+    flags: &[&str],
+    bin: impl Fn(Agent) -> String,
+    extra_env: &[(&str, &str)],
+) -> (Output, Value) {
     let mut cmd = common::cam_command();
     cmd.args(["doctor", "--json"])
+        .args(flags)
         .env("PATH", "/usr/bin:/bin")
         .env("CAM_CONFIG", "/dev/null")
         .stdin(Stdio::null());
@@ -300,17 +310,8 @@ fn models_are_listed_where_a_cli_can_with_the_configured_default() {
         "{reports:?}"
     );
 
-    let mut cmd = common::cam_command();
-    cmd.args(["doctor", "--models", "--json"])
-        .env("PATH", "/usr/bin:/bin")
-        .env("CAM_CONFIG", &config)
-        .stdin(Stdio::null());
-    for agent in clis::builtin_agents() {
-        cmd.env(agent.env_var("BIN"), fake(agent));
-    }
-    let output = cmd.output().expect("run doctor");
+    let (output, report_json) = doctor_json_with(&["--models"], fake, &[("CAM_CONFIG", &config)]);
     assert!(output.status.success(), "{output:?}");
-    let report_json: Value = serde_json::from_slice(&output.stdout).expect("JSON");
     let reports: Vec<Value> = serde_json::from_value(report_json["clis"].clone()).expect("clis");
     let codex = &report(&reports, clis::CODEX)["models"];
     assert_eq!(codex["default"], "gpt-5.5", "{codex:#}");
