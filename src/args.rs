@@ -12,7 +12,7 @@ use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::{BUILTINS, Cli as AgentCli};
 use cli_agent_engine::environment::EnvPattern;
 use cli_agent_engine::sandbox::SandboxMode;
-use cli_agent_engine::{EngineConfig, Permission};
+use cli_agent_engine::{Effort, EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
 
@@ -228,6 +228,12 @@ pub struct RunArgs {
     /// Resume this session instead of starting a new one.
     #[arg(long, value_name = "ID")]
     pub session_id: Option<String>,
+    /// With --session-id: branch that session into a new one, leaving it unchanged.
+    #[arg(long, requires = "session_id")]
+    pub fork: bool,
+    /// The model's reasoning effort: low, medium, high or max (default: the CLI's).
+    #[arg(long, value_name = "LEVEL")]
+    pub effort: Option<Effort>,
     /// This run's total time limit.
     #[arg(long, value_name = "SECS")]
     pub timeout_secs: Option<u64>,
@@ -269,6 +275,10 @@ pub struct DoctorArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also list the models each CLI offers, where it can (codex, opencode), the agent's
+    /// configured `model` marked as the default.
+    #[arg(long)]
+    pub models: bool,
 }
 
 /// `jobs`: the job store, from a shell (`CAM_STATE_DIR` says where it is).

@@ -17,7 +17,9 @@ mod dashboard;
 mod jobs;
 mod logging;
 mod mcp;
+mod models;
 mod offer;
+mod probe;
 #[cfg(test)]
 mod registry_tests;
 mod transport;
@@ -72,7 +74,9 @@ pub async fn run(command: Command, loaded: Loaded, parent: Option<ParentPipe>) -
             commands::serve::run(args, config, started).await
         }
         Command::Run(args) => commands::run::run(args, config, &agents, &store).await,
-        Command::Doctor(args) => commands::doctor::run(config, &agents, args.json).await,
+        Command::Doctor(args) => {
+            commands::doctor::run(config, &agents, args.json, args.models).await
+        }
         Command::Jobs(args) => commands::jobs::run(args, &store),
         Command::Dashboard(args) => commands::dashboard::run(args.port, store).await,
         Command::Config(args) => commands::config::run(&loaded, args.json),

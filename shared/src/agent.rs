@@ -12,12 +12,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Serialize, Serializer};
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ModelListing};
 use crate::command_line::CommandLine;
 use crate::environment::EnvPattern;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::{Isolation, Permission, RunRequest};
+use crate::request::{Effort, Isolation, Permission, RunRequest};
 
 /// A cheap handle to an agent. Two agents are equal when their names are.
 #[derive(Clone, Copy)]
@@ -37,6 +37,8 @@ pub struct Profile {
     pub env: Vec<(String, String)>,
     /// The model when a request names none.
     pub model: Option<String>,
+    /// The reasoning effort when a request names none.
+    pub effort: Option<Effort>,
     /// The total timeout when a request gives none.
     pub timeout: Option<Duration>,
     /// The idle timeout, instead of the engine's.
@@ -51,6 +53,7 @@ static NO_PROFILE: Profile = Profile {
     args: Vec::new(),
     env: Vec::new(),
     model: None,
+    effort: None,
     timeout: None,
     idle_timeout: None,
     isolation: None,
@@ -121,20 +124,70 @@ impl Agent {
         program: &Path,
         passed: &[EnvPattern],
     ) -> Result<CommandLine, SetupError> {
+        self.check_fork(request)?;
         let mut cmd = self.cli.command_line(request, program)?;
+        if let Some(effort) = request.effort {
+            let words = self
+                .cli
+                .effort_option(effort)
+                .map_err(|reason| self.unsupported("effort", reason))?;
+            cmd.insert_options(&words);
+        }
         if let (Some(endpoint), Some(hook)) = (&request.questions, self.cli.question_hook())
             && request.permission < Permission::Unlimited
         {
             hook(endpoint, &mut cmd);
         }
         cmd.insert_options(&self.profile.args);
+        self.add_environment(&mut cmd, passed);
+        Ok(cmd)
+    }
+
+    /// The command line that lists the models its CLI at `program` offers, in the environment
+    /// a run of it gets, with the listing that reads what it prints; `None` when the CLI
+    /// cannot list them.
+    pub fn models_command(
+        &self,
+        program: &Path,
+        passed: &[EnvPattern],
+    ) -> Option<(CommandLine, ModelListing)> {
+        let listing = self.cli.model_listing()?;
+        let mut cmd = CommandLine::new(program);
+        cmd.args
+            .extend(listing.args.iter().map(|arg| (*arg).to_owned()));
+        self.add_environment(&mut cmd, passed);
+        Some((cmd, listing))
+    }
+
+    /// The agent's variables, then what the CLI inherits (see [`Agent::command_line`]).
+    fn add_environment(&self, cmd: &mut CommandLine, passed: &[EnvPattern]) {
         for (name, value) in &self.profile.env {
             if cmd.env.iter().all(|(set, _)| set != name.as_str()) {
                 cmd.set_env(name, value);
             }
         }
         cmd.inherit(std::env::vars_os(), self.cli.own_env(), passed);
-        Ok(cmd)
+    }
+
+    /// A fork needs the session it branches, and a CLI that can branch one.
+    fn check_fork(&self, request: &RunRequest) -> Result<(), SetupError> {
+        if !request.fork {
+            return Ok(());
+        }
+        if request.session_id.is_none() {
+            return Err(SetupError::ForkWithoutSession);
+        }
+        self.cli
+            .forks()
+            .map_err(|reason| self.unsupported("fork", reason))
+    }
+
+    fn unsupported(&self, argument: &'static str, reason: &'static str) -> SetupError {
+        SetupError::Unsupported {
+            agent: self.name(),
+            argument,
+            reason,
+        }
     }
 
     /// `CAM_<NAME>_<SETTING>`: the variable that sets `setting` for this agent.

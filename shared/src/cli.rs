@@ -11,7 +11,7 @@ use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::event::Usage;
 use crate::outcome::ErrorKind;
-use crate::request::{Permission, QuestionEndpoint, RunRequest};
+use crate::request::{Effort, Permission, QuestionEndpoint, RunRequest};
 use crate::version;
 
 /// What the engine needs to drive one CLI headless. The provided methods are the common
@@ -79,6 +79,29 @@ pub trait Cli: Send + Sync + 'static {
         None
     }
 
+    /// Whether its command line spells [`RunRequest::fork`] (resume a session as a new one,
+    /// the original left as it was); `Err` says why it cannot and what it can do instead.
+    fn forks(&self) -> Result<(), &'static str> {
+        Err(
+            "it has no way to branch a session: pass `session_id` without `fork` to continue \
+             the session itself, or leave both out to start afresh",
+        )
+    }
+
+    /// Its words for `effort`: one `--flag=value` where the CLI reads that form, two where
+    /// it reads only `--flag value` (pi); `Err` says why it has none.
+    fn effort_option(&self, _effort: Effort) -> Result<Vec<String>, &'static str> {
+        Err(
+            "it has no per-run reasoning effort: leave `effort` out (the model's default \
+             applies) or choose a faster or stronger `model`",
+        )
+    }
+
+    /// How it lists the models it offers, headless, where it can; `None` when it cannot.
+    fn model_listing(&self) -> Option<ModelListing> {
+        None
+    }
+
     /// Whether it resumes a session only from the directory the session started in.
     fn resumes_only_from_origin(&self) -> bool {
         true
@@ -130,6 +153,15 @@ pub struct UsageFile {
     pub read: fn(&str) -> Option<Usage>,
 }
 
+/// A CLI's headless listing of the models it offers (see [`Cli::model_listing`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ModelListing {
+    /// The arguments that print the list.
+    pub args: &'static [&'static str],
+    /// The model names in what it printed on stdout; `None` when that does not read as a list.
+    pub read: fn(&str) -> Option<Vec<String>>,
+}
+
 /// How a CLI takes a JSON Schema for its final answer (see [`Cli::schema_flag`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemaFlag {
@@ -150,8 +182,9 @@ pub enum BadArg {
     NotAFlag(String),
     /// A flag the engine sets itself.
     #[error(
-        "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model \
-         or working directory): use the tool's arguments or the agent's `model` instead"
+        "`{arg}` is set by cli-agent-mcp for {cli} (output format, permission, session, model, \
+         effort or working directory): use the tool's arguments or the agent's `model` or \
+         `effort` instead"
     )]
     Reserved {
         /// The argument.

@@ -66,6 +66,21 @@ pub enum SetupError {
     #[error("workspace {} is not an existing directory: pass the path of a directory that exists", .0.display())]
     WorkspaceMissing(PathBuf),
 
+    /// `fork` without the session to fork.
+    #[error("`fork` branches an existing session: pass its `session_id` too, or leave `fork` out")]
+    ForkWithoutSession,
+
+    /// The CLI has no way to do what an argument asks.
+    #[error("{agent} cannot take `{argument}`: {reason}")]
+    Unsupported {
+        /// The agent's name.
+        agent: &'static str,
+        /// The argument.
+        argument: &'static str,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
+
     /// The prompt is empty.
     #[error("the prompt is empty: say what the agent should do")]
     EmptyPrompt,

@@ -56,7 +56,7 @@ cfg_if::cfg_if! {
         pub use outcome::{ErrorInfo, ErrorKind, Outcome, Status, ToolCall, ToolSummary};
         pub use output_schema::OutputSchema;
         pub use question::{PersonAnswer, PersonQuestion, PersonWait, QuestionAbout};
-        pub use request::{Base, Isolation, Permission, QuestionEndpoint, RunRequest};
+        pub use request::{Base, Effort, Isolation, Permission, QuestionEndpoint, RunRequest};
         pub use run::{Observer, Placed, Prepared};
     } else {
         compile_error!(

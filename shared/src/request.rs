@@ -59,6 +59,51 @@ impl std::str::FromStr for Permission {
     }
 }
 
+/// How hard the model thinks: one word set, which each CLI spells its own way (see
+/// [`crate::cli::Cli::effort_option`]). No `minimal`: claude has no such level, and not every
+/// codex model takes it; `max` is the highest level claude, codex and copilot share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Effort {
+    /// Fast and cheap.
+    Low,
+    /// The usual.
+    Medium,
+    /// Harder problems.
+    High,
+    /// The most thinking the CLI offers by that name.
+    Max,
+}
+
+impl Effort {
+    /// Its name, as the tools and the command line spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Low => "low",
+            Self::Medium => "medium",
+            Self::High => "high",
+            Self::Max => "max",
+        }
+    }
+}
+
+impl std::fmt::Display for Effort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Effort {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        [Self::Low, Self::Medium, Self::High, Self::Max]
+            .into_iter()
+            .find(|effort| effort.name() == s)
+            .ok_or_else(|| format!("unknown effort `{s}`: expected low, medium, high or max"))
+    }
+}
+
 /// Where the agent works.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -121,6 +166,10 @@ pub struct RunRequest {
     pub model: Option<String>,
     /// Resume this session of the CLI instead of starting a new one.
     pub session_id: Option<String>,
+    /// Resume `session_id` as a new session of its own (a fork), leaving that one as it was.
+    pub fork: bool,
+    /// The model's reasoning effort, instead of the CLI's default.
+    pub effort: Option<Effort>,
     /// Overrides the engine's default total timeout.
     pub timeout: Option<Duration>,
     /// Extra instructions appended to the agent's system prompt (claude only).
@@ -173,6 +222,8 @@ impl RunRequest {
             permission: Permission::default(),
             model: None,
             session_id: None,
+            fork: false,
+            effort: None,
             timeout: None,
             append_system_prompt: None,
             isolation: Isolation::None,

@@ -136,6 +136,8 @@ fn request(args: &RunArgs, agents: &[Agent]) -> Result<(Agent, RunRequest), Stri
     request.permission = args.permission;
     request.model = args.model.clone();
     request.session_id = args.session_id.clone();
+    request.fork = args.fork;
+    request.effort = args.effort;
     request.timeout = args.timeout_secs.map(std::time::Duration::from_secs);
     request.append_system_prompt = args.append_system_prompt.clone();
     request.isolation = args

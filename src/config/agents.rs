@@ -125,6 +125,7 @@ fn configure(
         args: settings.args.clone(),
         env: settings.env.clone().into_iter().collect(),
         model: settings.model.clone(),
+        effort: settings.effort,
         timeout: settings.timeout_secs.map(Duration::from_secs),
         idle_timeout: settings.idle_timeout_secs.map(Duration::from_secs),
         isolation: settings.isolation,
@@ -164,6 +165,12 @@ fn check_settings(
                 relative.display()
             ),
         ));
+    }
+    if let Some(effort) = settings.effort
+        && let Err(reason) = cli.effort_option(effort)
+    {
+        let message = format!("{name}: {} cannot take `effort`: {reason}", cli.name());
+        return Err(file.error(&["agents", name, "effort"], message));
     }
     if settings.max_runs == Some(0) {
         return Err(file.error(

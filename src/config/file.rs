@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use cli_agent_engine::Isolation;
+use cli_agent_engine::{Effort, Isolation};
 use serde::{Deserialize, Serialize};
 
 use crate::jobs::store::dir;
@@ -80,6 +80,8 @@ pub struct AgentSettings {
     pub bin: Option<PathBuf>,
     /// The model when a call names none.
     pub model: Option<String>,
+    /// The reasoning effort when a call names none.
+    pub effort: Option<Effort>,
     /// Appended to the CLI's options (before any `--`); flags only, values bound with `=`.
     #[serde(default)]
     pub args: Vec<String>,

@@ -1,6 +1,7 @@
 //! The report `cli-agent-mcp config` prints: the effective settings and agents, and where each
 //! came from (`commands::config` prints it).
 
+use cli_agent_engine::Effort;
 use serde::Serialize;
 
 use super::Loaded;
@@ -38,6 +39,8 @@ struct AgentReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     bin: Option<String>,
     model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<Effort>,
     args: Vec<String>,
     /// The names of the variables it adds (their values may be secrets).
     env: Vec<String>,
@@ -128,6 +131,7 @@ fn agent_report(configured: &super::Configured, file: Option<&ConfigFile>) -> Ag
         configured_at: table.map(|file| file.place(&["agents", name])),
         bin: configured.bin.as_ref().map(|bin| bin.display().to_string()),
         model: profile.model.clone(),
+        effort: profile.effort,
         args: profile.args.clone(),
         env: profile.env.iter().map(|(name, _)| name.clone()).collect(),
         timeout_secs: profile.timeout.map(|t| t.as_secs()),
@@ -178,6 +182,7 @@ fn render_agent(out: &mut String, agent: &AgentReport) {
     let fields = [
         ("bin", agent.bin.clone()),
         ("model", agent.model.clone()),
+        ("effort", agent.effort.map(|effort| effort.to_string())),
         (
             "args",
             (!agent.args.is_empty()).then(|| agent.args.join(" ")),

@@ -123,7 +123,7 @@ impl Jobs {
         })
     }
 
-    pub(super) fn engine(&self) -> &Engine {
+    pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
 
@@ -173,7 +173,8 @@ impl Jobs {
                 workspace: &request.workspace,
                 permission: request.permission,
                 model: request.model.as_deref(),
-                session_id: request.session_id.as_deref(),
+                // A fork's session is a new one, known once the CLI names it.
+                session_id: request.session_id.as_deref().filter(|_| !request.fork),
                 prompt: &request.prompt,
                 status: JobStatus::Queued,
                 allowed_past: allowed_past.as_deref(),

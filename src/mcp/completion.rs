@@ -1,9 +1,10 @@
-//! `completion/complete`: a prompt's agent arguments complete to this server's agents, and a
-//! job URI's `job_id` to recent job ids.
+//! `completion/complete`: a prompt's agent arguments and a models URI's `agent` complete to
+//! this server's agents, and a job URI's `job_id` to recent job ids.
 
 use rmcp::ErrorData;
 use rmcp::model::{CompleteRequestParams, CompleteResult, CompletionInfo, Reference};
 
+use super::models_resource;
 use super::prompts::PromptKind;
 use super::resources;
 use super::tools::Catalogue;
@@ -27,6 +28,11 @@ pub async fn complete(
             if resource.uri.starts_with("job://") && argument.name == "job_id" =>
         {
             job_ids(&argument.value, jobs).await?
+        }
+        Reference::Resource(resource)
+            if models_resource::agent_of(&resource.uri).is_some() && argument.name == "agent" =>
+        {
+            agent_values(&argument.value, catalogue)
         }
         _ => Vec::new(),
     };

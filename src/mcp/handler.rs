@@ -23,6 +23,7 @@ use super::completion;
 use super::instructions::instructions;
 use super::launch::Launcher;
 use super::logging;
+use super::models_resource;
 use super::pending::Pending;
 use super::policy::Policy;
 use super::progress::ProgressReporter;
@@ -147,7 +148,10 @@ impl ServerHandler for AgentServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult {
-            resource_templates: resources::templates(),
+            resource_templates: resources::templates()
+                .into_iter()
+                .chain([models_resource::template()])
+                .collect(),
             ..ListResourceTemplatesResult::default()
         })
     }
@@ -157,7 +161,13 @@ impl ServerHandler for AgentServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let read = resources::read(&self.jobs, &request.uri, self.result_budget).await?;
+        let uri = &request.uri;
+        if let Some(name) = models_resource::agent_of(uri) {
+            let config = self.jobs.engine().config();
+            let read = models_resource::read(&self.catalogue, config, uri, name).await?;
+            return Ok(read.into());
+        }
+        let read = resources::read(&self.jobs, uri, self.result_budget).await?;
         Ok(read.into())
     }
 

@@ -26,6 +26,7 @@ mod instructions;
 mod launch;
 mod lifecycle;
 pub mod logging;
+mod models_resource;
 mod pending;
 pub mod policy;
 mod progress;

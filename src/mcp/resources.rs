@@ -114,7 +114,7 @@ pub enum ResourceError {
     #[error(
         "`{0}` is not a resource of this server: it offers job://{{job_id}}, \
          job://{{job_id}}/answer, job://{{job_id}}/transcript and job://{{job_id}}/diff, with \
-         job ids from resources/list or job_list"
+         job ids from resources/list or job_list, and models://{{agent}}"
     )]
     NotOurs(String),
     #[error(

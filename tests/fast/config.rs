@@ -243,7 +243,7 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
         home.path(),
         &format!(
             "[agents.codex]\nbin = \"{}\"\nmodel = \"from-file\"\n\
-             args = [\"--config=model_reasoning_effort=high\"]\nenv = {{ CODEX_HOME = \"{}\" }}\n",
+             effort = \"high\"\nargs = [\"--config=model_verbosity=low\"]\nenv = {{ CODEX_HOME = \"{}\" }}\n",
             fake.display(),
             codex_home.display()
         ),
@@ -265,10 +265,11 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
         .map(|arg| arg.as_str().unwrap())
         .collect();
     assert_eq!(
-        &argv[argv.len() - 4..],
+        &argv[argv.len() - 5..],
         [
             "--config=model=\"from-file\"",
-            "--config=model_reasoning_effort=high",
+            "--config=model_reasoning_effort=\"high\"",
+            "--config=model_verbosity=low",
             "--",
             "-"
         ],
@@ -297,6 +298,40 @@ fn reserved_or_positional_args_are_refused_at_start_on_their_line() {
         let stderr = refused(cam(home.path()).arg("config"), &file, 3);
         assert!(stderr.contains(reason), "{args}: {stderr}");
     }
+}
+
+/// `effort` is set by the agent's own key, never smuggled in its `args`, and only for a CLI
+/// that has the notion.
+#[test]
+fn effort_is_the_agents_key_for_a_cli_that_has_one() {
+    let home = temp_dir("cam-config-effort");
+    for (agent, settings, reason) in [
+        (
+            "claude",
+            "args = [\"--effort=max\"]",
+            "set by cli-agent-mcp",
+        ),
+        (
+            "codex",
+            "args = [\"-c=model_reasoning_effort=low\"]",
+            "`effort` instead",
+        ),
+        ("gemini", "effort = \"high\"", "gemini cannot take `effort`"),
+        ("codex", "effort = \"extreme\"", "unknown variant `extreme`"),
+    ] {
+        let file = write_config(home.path(), &format!("[agents.{agent}]\n\n{settings}\n"));
+        let stderr = refused(cam(home.path()).arg("config"), &file, 3);
+        assert!(stderr.contains(reason), "{settings}: {stderr}");
+    }
+    write_config(home.path(), "[agents.codex]\neffort = \"max\"\n");
+    let report = config_json(&mut cam(home.path()));
+    let agents = report["agents"].as_array().expect("agents");
+    let codex = agents.iter().find(|agent| agent["name"] == "codex");
+    assert_eq!(
+        codex.map(|agent| &agent["effort"]),
+        Some(&serde_json::json!("max")),
+        "{report:#}"
+    );
 }
 
 #[test]

@@ -20,8 +20,18 @@ fn doctor(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output,
 
 /// `doctor --json` as [`doctor`] runs it; its whole report.
 fn doctor_json(bin: impl Fn(Agent) -> String, extra_env: &[(&str, &str)]) -> (Output, Value) {
+    doctor_json_with(&[], bin, extra_env)
+}
+
+/// [`doctor_json`] with `flags` as well.
+fn doctor_json_with(
+    flags: &[&str],
+    bin: impl Fn(Agent) -> String,
+    extra_env: &[(&str, &str)],
+) -> (Output, Value) {
     let mut cmd = common::cam_command();
     cmd.args(["doctor", "--json"])
+        .args(flags)
         .env("PATH", "/usr/bin:/bin")
         .env("CAM_CONFIG", "/dev/null")
         .stdin(Stdio::null());
@@ -287,4 +297,46 @@ fn the_text_report_says_the_sandbox_mode_in_effect_and_one_line_per_level() {
             "no {level} line: {text}"
         );
     }
+}
+
+/// `doctor --models` lists what codex and opencode offer (the fakes print the real CLIs'
+/// captured listings), the agent's configured model marked as the default; the CLIs that
+/// cannot list say so. Plain doctor runs no listing.
+#[test]
+fn models_are_listed_where_a_cli_can_with_the_configured_default() {
+    let dir = common::temp_dir("doctor-models");
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[agents.codex]\nmodel = \"gpt-5.5\"\n").expect("config");
+    let config = config.display().to_string();
+    let (plain, reports) = doctor(fake, &[("CAM_CONFIG", &config)]);
+    assert!(plain.status.success(), "{plain:?}");
+    assert!(
+        report(&reports, clis::CODEX).get("models").is_none(),
+        "{reports:?}"
+    );
+
+    let (output, report_json) = doctor_json_with(&["--models"], fake, &[("CAM_CONFIG", &config)]);
+    assert!(output.status.success(), "{output:?}");
+    let reports: Vec<Value> = serde_json::from_value(report_json["clis"].clone()).expect("clis");
+    let codex = &report(&reports, clis::CODEX)["models"];
+    assert_eq!(codex["default"], "gpt-5.5", "{codex:#}");
+    let listed = codex["models"].to_string();
+    assert!(
+        listed.contains("\"gpt-5.5\"") && !listed.contains("codex-auto-review"),
+        "{codex:#}"
+    );
+    let opencode = &report(&reports, clis::OPENCODE)["models"];
+    assert!(
+        opencode["models"]
+            .to_string()
+            .contains("opencode/big-pickle"),
+        "{opencode:#}"
+    );
+    let claude = &report(&reports, clis::CLAUDE)["models"];
+    assert!(
+        claude["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("cannot list")),
+        "{claude:#}"
+    );
 }

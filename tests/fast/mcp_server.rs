@@ -258,6 +258,70 @@ async fn a_session_id_resumes_the_conversation() {
     assert_eq!(structured(&again)["session_id"], session_id);
 }
 
+/// A fork answers under a session of its own, its CLI's fork and effort flags on the command
+/// line; a CLI without either refuses it saying why, as does a fork without its session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fork_gets_a_session_of_its_own_and_what_a_cli_lacks_is_refused_with_the_reason() {
+    let home = temp_dir("mcp-fork");
+    // Unconfined: the fake CLI records its argv outside the workspace (a test instrument).
+    let mut server = Server::builder()
+        .env("CAM_SANDBOX", "off")
+        .cwd(home.path())
+        .spawn();
+    server.initialize().await;
+    let first = server.call("claude", json!({"prompt": "hi"})).await;
+    let original = structured(&first)["session_id"].clone();
+    let argv_out = home.path().join("argv.json");
+    let prompt = format!("argv-out={}", argv_out.display());
+    let fork = json!({"prompt": prompt, "session_id": original, "fork": true, "effort": "high"});
+    let fork = server.call("claude", fork).await;
+    assert_completed(&fork);
+    let forked = &structured(&fork)["session_id"];
+    assert!(forked.is_string() && *forked != original, "{fork:#}");
+    let seen: Value =
+        serde_json::from_slice(&std::fs::read(&argv_out).expect("argv-out")).expect("argv json");
+    let resume = format!("--resume={}", original.as_str().unwrap_or_default());
+    for flag in [resume.as_str(), "--fork-session", "--effort=high"] {
+        assert!(
+            seen["argv"]
+                .as_array()
+                .is_some_and(|argv| argv.contains(&json!(flag))),
+            "{flag}: {seen}"
+        );
+    }
+
+    let session = json!({"prompt": "x", "session_id": "s-1", "fork": true});
+    let cases = [
+        ("gemini", session.clone(), "gemini cannot take `fork`: "),
+        (
+            "copilot",
+            session,
+            "copilot cannot take `fork`: it resumes a session only in place",
+        ),
+        (
+            "qwen",
+            json!({"prompt": "x", "effort": "low"}),
+            "qwen cannot take `effort`: ",
+        ),
+        (
+            "codex",
+            json!({"prompt": "x", "fork": true}),
+            "pass its `session_id` too",
+        ),
+        (
+            "claude",
+            json!({"prompt": "x", "effort": "extreme"}),
+            "unknown variant `extreme`",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let result = server.call(tool, arguments.clone()).await;
+        assert!(is_error(&result), "{tool} {arguments}: {result:#}");
+        let text = all_text(&result);
+        assert!(text.contains(expected), "{tool} {arguments}: {text}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_workspace_defaults_to_the_servers_directory_and_the_arguments_reach_the_cli() {
     let (home, elsewhere) = (temp_dir("mcp-home"), temp_dir("mcp-elsewhere"));

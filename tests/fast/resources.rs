@@ -82,7 +82,8 @@ async fn a_finished_job_is_listed_and_each_of_its_documents_reads() {
             "job://{job_id}",
             "job://{job_id}/answer",
             "job://{job_id}/transcript",
-            "job://{job_id}/diff"
+            "job://{job_id}/diff",
+            "models://{agent}"
         ]
     );
 
@@ -361,4 +362,45 @@ async fn completion_offers_agent_names_and_recent_job_ids() {
     )
     .await;
     assert_eq!(none["completion"]["values"], json!([]));
+}
+
+/// `models://{agent}` lists, when read, what a CLI that can list its models offers (the fake
+/// codex prints the real one's captured catalog), says so for one that cannot, an unknown
+/// agent is not found, and its `agent` completes to the agents.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_models_resource_lists_what_a_cli_offers_when_read() {
+    let mut server = Server::start().await;
+    let (codex, mime) = read(&mut server, "models://codex").await;
+    assert_eq!(mime, "application/json");
+    let codex: Value = serde_json::from_str(&codex).expect("JSON");
+    let listed = codex["models"].as_array().expect("models");
+    assert!(listed.contains(&json!("gpt-5.5")), "{codex:#}");
+    let (claude, _) = read(&mut server, "models://claude").await;
+    assert!(
+        claude.contains("claude cannot list its models headless"),
+        "{claude}"
+    );
+    let unknown = refused(
+        &mut server,
+        "resources/read",
+        json!({"uri": "models://nope"}),
+    )
+    .await;
+    let message = unknown["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("names no agent") && message.contains("codex"),
+        "{unknown:#}"
+    );
+    let completed = ask(
+        &mut server,
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "models://{agent}"},
+               "argument": {"name": "agent", "value": "op"}}),
+    )
+    .await;
+    assert_eq!(
+        completed["completion"]["values"],
+        json!(["opencode"]),
+        "{completed:#}"
+    );
 }

@@ -320,6 +320,49 @@ fn unknown_permission_is_a_usage_error_exit_2() {
     assert!(!argv_out.exists(), "the CLI ran: {out:?}");
 }
 
+#[test]
+fn fork_and_effort_reach_the_cli_and_what_it_lacks_exits_2_saying_why() {
+    let ws = temp_dir("run-fork");
+    let argv_out = ws.path().join("argv.json");
+    let mut cmd = cam_run("codex", ws.path());
+    cmd.args(["--session-id", "0199-thread", "--fork", "--effort", "max"])
+        .arg(format!("argv-out={}", argv_out.display()));
+    let out = run(cmd);
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    let argv = recorded_argv(&recorded(&argv_out));
+    assert_eq!(argv[..2], ["exec", "fork"], "{argv:?}");
+    assert!(
+        argv.contains(&"0199-thread".to_owned())
+            && argv.contains(&"--config=model_reasoning_effort=\"max\"".to_owned()),
+        "{argv:?}"
+    );
+    let session = out
+        .stderr
+        .lines()
+        .find_map(|line| line.strip_prefix("session: "));
+    assert!(session.is_some_and(|id| id != "0199-thread"), "{out:?}");
+
+    let cases: [(&str, &[&str], &str); 3] = [
+        (
+            "gemini",
+            &["--session-id", "s-1", "--fork"],
+            "gemini cannot take `fork`",
+        ),
+        ("qwen", &["--effort", "low"], "qwen cannot take `effort`"),
+        ("codex", &["--fork"], "--session-id"),
+    ];
+    for (agent, args, expected) in cases {
+        std::fs::remove_file(&argv_out).ok();
+        let mut cmd = cam_run(agent, ws.path());
+        cmd.args(args)
+            .arg(format!("argv-out={}", argv_out.display()));
+        let out = run(cmd);
+        assert_eq!(out.code(), Some(2), "{agent} {args:?}: {out:?}");
+        assert!(out.stderr.contains(expected), "{agent} {args:?}: {out:?}");
+        assert!(!argv_out.exists(), "the CLI ran: {out:?}");
+    }
+}
+
 /// Send `signal` to `run` while the fake hangs with descendants of every kind, then check the
 /// exit code and that nothing of the run is left.
 fn signal_leaves_nothing_behind(signal: Signal, expected_code: i32) {

@@ -1,6 +1,7 @@
 //! The MCP server with the real CLIs against the mock model server: for each CLI a plain
 //! call, a resume of its session, and a cancelled call whose whole tree goes while the server
-//! keeps serving; and the server SIGKILLed while each CLI's shell tool sleeps, leaving nothing.
+//! keeps serving; the server SIGKILLed while each CLI's shell tool sleeps, leaving nothing; and
+//! two background forks of one claude session.
 //! A CLI that is not installed skips locally and fails in CI (see tests/real).
 
 use crate::common;
@@ -130,4 +131,59 @@ async fn the_tools_of_every_real_cli_die_with_a_killed_server() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_real_cli_through_the_server() {
     real::for_every_cli(plain_call_resume_and_cancel).await;
+}
+
+/// Two background forks of one real claude session through the server, collected with one
+/// `job_wait`: each answers from the session's context under a session of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_background_forks_of_a_real_claude_session_through_the_server() {
+    let agent = clis::CLAUDE;
+    let Some((mock, _sandbox, mut server)) = serve(agent).await else {
+        return;
+    };
+    let first = server
+        .call("claude", json!({"prompt": "ANSWER: remember-the-alpaca"}))
+        .await;
+    assert_completed(&first);
+    let session = structured(&first)["session_id"].clone();
+    let mut ids = Vec::new();
+    for answer in ["first-fork", "second-fork"] {
+        let fork = json!({"prompt": format!("ANSWER: {answer}"), "session_id": session,
+                          "fork": true, "background": true});
+        let started = server.call("claude", fork).await;
+        assert!(!is_error(&started), "{started:#}");
+        ids.push(
+            structured(&started)["job_id"]
+                .as_str()
+                .expect("job_id")
+                .to_owned(),
+        );
+    }
+    let deadline = std::time::Instant::now() + real::RUN_DEADLINE;
+    let waited = loop {
+        let waited = server
+            .call("job_wait", json!({"job_ids": ids, "timeout_secs": 30}))
+            .await;
+        if structured(&waited)["unfinished"] == 0 || std::time::Instant::now() > deadline {
+            break waited;
+        }
+    };
+    let jobs = structured(&waited)["jobs"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(jobs.len(), 2, "{waited:#}");
+    let sessions: Vec<&Value> = jobs.iter().map(|job| &job["session_id"]).collect();
+    assert!(
+        sessions.iter().all(|id| id.is_string() && **id != session) && sessions[0] != sessions[1],
+        "{waited:#}"
+    );
+    for answer in ["first-fork", "second-fork"] {
+        let seen = mock.requests_with(agent, &format!("ANSWER: {answer}"));
+        assert!(
+            seen.iter()
+                .any(|r| r["history"].to_string().contains("remember-the-alpaca")),
+            "{answer} did not start from the session: {seen:#?}"
+        );
+    }
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 /// A sandbox for `agent` pointed at a fresh mock, with the fast-failure retry settings.
-fn setup(agent: Agent) -> Option<(MockModel, Sandbox)> {
+pub(crate) fn setup(agent: Agent) -> Option<(MockModel, Sandbox)> {
     let bin = real::installed(agent)?;
     let mock = MockModel::start();
     let sandbox = Sandbox::new(agent, &bin, mock.port, Retries::Shortened);

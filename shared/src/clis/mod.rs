@@ -96,6 +96,70 @@ mod tests {
         }
     }
 
+    /// Which built-ins fork and take `effort`, and that the others refuse saying why, as
+    /// does a fork without its session; no custom agent's `args` can set either.
+    #[test]
+    fn fork_and_effort_are_taken_or_refused_with_the_reason() {
+        use crate::request::{Effort, RunRequest};
+        const PI: Agent = Agent::builtin(&pi::Pi);
+        let run = |agent: Agent, fork: bool, effort: Option<Effort>| {
+            let mut request = RunRequest::new("hi", "/tmp");
+            request.session_id = fork.then(|| "s-1".to_owned());
+            request.fork = fork;
+            request.effort = effort;
+            agent.command_line(&request, std::path::Path::new("cli"), &[])
+        };
+        let forks = [CODEX, CLAUDE, OPENCODE, QWEN, PI];
+        let efforts = [CODEX, CLAUDE, OPENCODE, COPILOT, PI];
+        for agent in [CODEX, CLAUDE, GEMINI, OPENCODE, QWEN, COPILOT, PI] {
+            for (argument, taken, result) in [
+                ("fork", forks.contains(&agent), run(agent, true, None)),
+                (
+                    "effort",
+                    efforts.contains(&agent),
+                    run(agent, false, Some(Effort::High)),
+                ),
+            ] {
+                match result {
+                    Ok(_) => assert!(taken, "{agent} took {argument}"),
+                    Err(error) => {
+                        let error = error.to_string();
+                        assert!(!taken, "{agent}: {error}");
+                        assert!(error.starts_with(&format!("{agent} cannot take `{argument}`: ")));
+                        assert!(error.contains("leave"), "{error}");
+                    }
+                }
+            }
+        }
+        let mut fork_alone = RunRequest::new("hi", "/tmp");
+        fork_alone.fork = true;
+        let error = CLAUDE.command_line(&fork_alone, std::path::Path::new("claude"), &[]);
+        assert!(
+            error
+                .unwrap_err()
+                .to_string()
+                .contains("pass its `session_id`")
+        );
+    }
+
+    #[test]
+    fn a_custom_agents_args_cannot_set_fork_or_effort() {
+        let cases = [
+            (CLAUDE, "--effort=max"),
+            (CLAUDE, "--fork-session"),
+            (CODEX, "-c=model_reasoning_effort=high"),
+            (CODEX, "--config=model_reasoning_effort=\"high\""),
+            (OPENCODE, "--variant=max"),
+            (OPENCODE, "--fork"),
+            (QWEN, "--fork-session"),
+            (COPILOT, "--reasoning-effort=high"),
+        ];
+        for (agent, arg) in cases {
+            let error = check_extra_args(agent.cli(), &[arg.to_owned()]);
+            assert!(error.is_err(), "{agent} lets {arg} through");
+        }
+    }
+
     #[test]
     fn names_are_unique_lowercase_words() {
         for (i, cli) in BUILTINS.iter().enumerate() {

@@ -37,6 +37,11 @@ impl Prepared {
     pub fn request(&self) -> &RunRequest {
         &self.request
     }
+
+    /// The CLI's command line, as it will start.
+    pub fn command_line(&self) -> &CommandLine {
+        &self.command_line
+    }
 }
 
 /// Checks `request` for `agent` and builds its command line: the agent's defaults, the
@@ -53,6 +58,7 @@ pub(crate) fn prepare(
     }
     let profile = agent.profile();
     request.model = request.model.or_else(|| profile.model.clone());
+    request.effort = request.effort.or(profile.effort);
     request.timeout = request.timeout.or(profile.timeout);
     request.workspace = std::fs::canonicalize(&request.workspace)
         .ok()

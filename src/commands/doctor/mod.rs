@@ -5,19 +5,15 @@ mod sandbox;
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
 
 use cli_agent_engine::clis::Cli;
 use cli_agent_engine::sandbox::KernelSupport;
 use cli_agent_engine::{Agent, EngineConfig, FoundCli, SetupError, find_cli};
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use serde::Serialize;
 use tokio::task::JoinSet;
 
-/// `--version` of a healthy CLI answers in about a second; a hung one must not hang doctor.
-const VERSION_TIMEOUT: Duration = Duration::from_secs(20);
+use crate::models::{self, ModelsReport};
+use crate::probe::probe;
 
 /// What doctor found out about one CLI.
 #[derive(Debug, Serialize)]
@@ -42,6 +38,9 @@ pub struct CliReport {
     pub release: Option<Release>,
     /// What to do, when there is something to do.
     pub advice: Option<String>,
+    /// The models it offers (`--models` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub models: Option<ModelsReport>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -107,8 +106,11 @@ struct Report {
 
 /// Check every agent's CLI, print the report, and exit 0 when at least one is usable.
 #[allow(clippy::print_stdout)] // the report is this command's output
-pub async fn run(config: EngineConfig, agents: &[Agent], json: bool) -> u8 {
-    let reports = check_all(&config, agents).await;
+pub async fn run(config: EngineConfig, agents: &[Agent], json: bool, list_models: bool) -> u8 {
+    let mut reports = check_all(&config, agents).await;
+    if list_models {
+        add_models(&config, &mut reports).await;
+    }
     let sandbox = sandbox::SandboxReport::new(config.sandbox, KernelSupport::current());
     if json {
         let report = Report {
@@ -145,6 +147,20 @@ pub(crate) async fn check_all(config: &EngineConfig, agents: &[Agent]) -> Vec<Cl
     reports
 }
 
+/// The models of every usable CLI, listed at once.
+async fn add_models(config: &EngineConfig, reports: &mut [CliReport]) {
+    let mut listings = JoinSet::new();
+    for (at, report) in reports.iter().enumerate() {
+        if let (true, Some(path)) = (report.state.usable(), report.path.clone()) {
+            let (agent, config) = (report.agent, config.clone());
+            listings.spawn(async move { (at, models::list(agent, &config, &path).await) });
+        }
+    }
+    for (at, listed) in listings.join_all().await {
+        reports[at].models = Some(listed);
+    }
+}
+
 async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
     let cli = agent.cli();
     let verified_version = cli.verified_version();
@@ -160,6 +176,7 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
         verified_version,
         release: None,
         advice: None,
+        models: None,
     };
     let found = match found {
         Ok(found) => found,
@@ -268,52 +285,14 @@ fn missing_advice(agent: Agent, error: &SetupError) -> String {
     }
 }
 
-/// The version `<bin> --version` prints, run in a process group of its own so a launcher
-/// and its child are killed together if it hangs.
+/// The version `<bin> --version` prints.
 async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
-    let child = tokio::process::Command::new(bin)
-        .arg("--version")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| format!("could not start: {error}"))?;
-    let group = child
-        .id()
-        .and_then(|id| i32::try_from(id).ok())
-        .map(Pid::from_raw);
-    let output = match tokio::time::timeout(VERSION_TIMEOUT, child.wait_with_output()).await {
-        Ok(output) => output.map_err(|error| format!("failed: {error}"))?,
-        Err(_) => {
-            if let Some(group) = group {
-                let _ = killpg(group, Signal::SIGKILL);
-            }
-            return Err(format!(
-                "did not answer within {} s",
-                VERSION_TIMEOUT.as_secs()
-            ));
-        }
-    };
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let said = stderr
-            .lines()
-            .chain(stdout.lines())
-            .find(|l| !l.trim().is_empty());
-        return Err(format!(
-            "failed ({}){}",
-            output.status,
-            said.map(|line| format!(": {}", line.trim()))
-                .unwrap_or_default()
-        ));
-    }
-    // pi prints its version on stderr when stdin is not a terminal.
-    cli.version_from(&stdout)
-        .or_else(|| cli.version_from(&String::from_utf8_lossy(&output.stderr)))
-        .ok_or_else(|| format!("printed no version: {:?}", stdout.trim()))
+    let mut command = tokio::process::Command::new(bin);
+    command.arg("--version");
+    let printed = probe(command).await?;
+    cli.version_from(&printed.stdout)
+        .or_else(|| cli.version_from(&printed.stderr))
+        .ok_or_else(|| format!("printed no version: {:?}", printed.stdout.trim()))
 }
 
 fn render(reports: &[CliReport]) -> String {
@@ -340,6 +319,9 @@ fn render(reports: &[CliReport]) -> String {
         }
         if let Some(advice) = &report.advice {
             out.push_str(&format!("          {advice}\n"));
+        }
+        if let Some(listed) = &report.models {
+            out.push_str(&models::render(listed));
         }
     }
     if let Some(missing) = reports.iter().find(|report| !report.looked.is_empty()) {

@@ -9,7 +9,7 @@ use cli_agent_engine::Base;
 use cli_agent_engine::Isolation;
 use cli_agent_engine::clis::BUILTINS;
 use cli_agent_engine::output_schema::{OutputSchema, SchemaError};
-use cli_agent_engine::{Agent, Permission, RunRequest};
+use cli_agent_engine::{Agent, Effort, Permission, RunRequest};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::model::{CallToolResult, JsonObject, Tool, ToolAnnotations};
 use schemars::JsonSchema;
@@ -35,6 +35,12 @@ pub struct ToolArgs {
     pub model: Option<String>,
     /// An earlier result's, to continue it; else a fresh conversation.
     pub session_id: Option<String>,
+    /// Branch `session_id` into a new session; the original stays as it was.
+    #[serde(default)]
+    pub fork: bool,
+    #[serde(default)]
+    #[schemars(schema_with = "effort_schema")]
+    pub effort: Option<Effort>,
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
     /// Added to the system prompt.
@@ -71,6 +77,14 @@ fn isolation_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         "type": "string",
         "enum": ["none", "worktree"],
         "description": "worktree: a git worktree of its own"
+    })
+}
+
+fn effort_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "enum": ["low", "medium", "high", "max"],
+        "description": "Reasoning effort (default: the CLI's)."
     })
 }
 
@@ -209,6 +223,8 @@ fn read_call(
     let mut request = RunRequest::new(args.prompt, workspace.clone());
     request.model = given(args.model);
     request.session_id = given(args.session_id);
+    request.fork = args.fork;
+    request.effort = args.effort;
     request.timeout = args.timeout_secs.map(Duration::from_secs);
     request.append_system_prompt = given(args.append_system_prompt);
     request.permission = args.permission;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::command_line::CommandLine;
 use crate::error::SetupError;
-use crate::request::{Permission, QuestionEndpoint, RunRequest};
+use crate::request::{Effort, Permission, QuestionEndpoint, RunRequest};
 
 /// claude's own variables: its key, base URL and model settings (`ANTHROPIC_*`), its config
 /// dir and switches (`CLAUDE_*`, `DISABLE_*`), the root bypass (`IS_SANDBOX`), its tool and
@@ -50,10 +50,18 @@ pub(super) fn command_line(
         }
     }
     cmd.model_and_session(request, "--resume");
+    if request.fork {
+        cmd.arg("--fork-session");
+    }
     if let Some(extra) = &request.append_system_prompt {
         cmd.flag_value("--append-system-prompt", extra);
     }
     Ok(cmd)
+}
+
+/// `--effort`, whose levels (low, medium, high, xhigh, max) include every one of ours.
+pub(super) fn effort_option(effort: Effort) -> String {
+    format!("--effort={effort}")
 }
 
 /// The MCP server name claude knows a run's question endpoint by.
@@ -182,5 +190,22 @@ mod tests {
             .to_string();
         assert!(error.contains("IS_SANDBOX=1"), "{error}");
         assert!(command_line(&request, Path::new("claude"), false).is_ok());
+    }
+
+    #[test]
+    fn a_fork_resumes_the_session_as_a_new_one_at_the_effort_asked() {
+        let mut request = crate::request::flag_prompt_request();
+        request.session_id = Some("f683".into());
+        request.fork = true;
+        request.effort = Some(Effort::Max);
+        let claude = crate::agent::Agent::builtin(&super::super::Claude);
+        let cmd = claude
+            .command_line(&request, Path::new("claude"), &[])
+            .unwrap();
+        assert!(cmd.args.ends_with(&[
+            "--resume=f683".into(),
+            "--fork-session".into(),
+            "--effort=max".into()
+        ]));
     }
 }

@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Claude;
 
@@ -86,9 +86,20 @@ impl Cli for Claude {
             "-c",
             "--continue",
             "--session-id",
+            "--fork-session",
             "--model",
+            "--effort",
             "--json-schema",
         ]
+    }
+
+    /// `--resume=<id> --fork-session`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(vec![command_line::effort_option(effort)])
     }
 
     fn schema_flag(&self) -> Option<SchemaFlag> {

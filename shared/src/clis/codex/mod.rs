@@ -5,13 +5,13 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::{Cli, SchemaFlag};
+use crate::cli::{Cli, ModelListing, SchemaFlag};
 use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 pub struct Codex;
 
@@ -88,10 +88,29 @@ impl Cli for Codex {
             "--add-dir",
             "-c=sandbox_mode",
             "--config=sandbox_mode",
+            "-c=model_reasoning_effort",
+            "--config=model_reasoning_effort",
             "-m",
             "--model",
             "--output-schema",
         ]
+    }
+
+    /// `codex exec fork <id>`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(vec![command_line::effort_option(effort)])
+    }
+
+    /// `codex debug models`: its model catalog as JSON.
+    fn model_listing(&self) -> Option<ModelListing> {
+        Some(ModelListing {
+            args: &["debug", "models"],
+            read: command_line::listed_models,
+        })
     }
 
     /// `exec` and `exec resume` read the schema from a file.

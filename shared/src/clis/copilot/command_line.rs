@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::command_line::CommandLine;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine {
     let mut cmd = CommandLine::new(program);
@@ -17,6 +17,11 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
     };
     cmd.model_and_session(request, "--resume");
     cmd
+}
+
+/// `--reasoning-effort`, whose levels (none to max) include every one of ours.
+pub(super) fn effort_option(effort: Effort) -> String {
+    format!("--reasoning-effort={effort}")
 }
 
 #[cfg(test)]
@@ -50,5 +55,16 @@ mod tests {
             "--model=--allow-all".into(),
             "--resume=8501240f".into()
         ]));
+    }
+
+    #[test]
+    fn effort_is_its_reasoning_effort() {
+        let mut request = crate::request::flag_prompt_request();
+        request.effort = Some(Effort::Medium);
+        let copilot = crate::agent::Agent::builtin(&super::super::Copilot);
+        let cmd = copilot
+            .command_line(&request, Path::new("copilot"), &[])
+            .unwrap();
+        assert!(cmd.args.ends_with(&["--reasoning-effort=medium".into()]));
     }
 }

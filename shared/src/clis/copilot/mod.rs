@@ -12,7 +12,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 use crate::version;
 
 pub struct Copilot;
@@ -93,6 +93,7 @@ impl Cli for Copilot {
             "--session-id",
             "--connect",
             "--model",
+            "--reasoning-effort",
             "--usage-output-file",
         ]
     }
@@ -117,6 +118,18 @@ impl Cli for Copilot {
     /// It ends its sentence with a full stop: `GitHub Copilot CLI 1.0.102.`
     fn version_from(&self, output: &str) -> Option<String> {
         version::first_version(version::words(output).map(|word| word.trim_end_matches('.')))
+    }
+
+    /// It resumes a session only in place.
+    fn forks(&self) -> Result<(), &'static str> {
+        Err(
+            "it resumes a session only in place (it has no fork): pass `session_id` \
+             without `fork` to continue that session, or leave both out to start afresh",
+        )
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(vec![command_line::effort_option(effort)])
     }
 
     /// Its sentences for a session it cannot resume, a cut stream and a provider it cannot

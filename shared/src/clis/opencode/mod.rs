@@ -5,13 +5,13 @@ pub(crate) mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ModelListing};
 use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Opencode;
 
@@ -80,7 +80,26 @@ impl Cli for Opencode {
             "-m",
             "--model",
             "--dir",
+            "--fork",
+            "--variant",
         ]
+    }
+
+    /// `opencode models`: one `provider/model` a line.
+    fn model_listing(&self) -> Option<ModelListing> {
+        Some(ModelListing {
+            args: &["models"],
+            read: command_line::listed_models,
+        })
+    }
+
+    /// `--session=<id> --fork`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(vec![command_line::effort_option(effort)])
     }
 
     /// Its sentence for a provider it cannot reach.

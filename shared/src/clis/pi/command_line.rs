@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::command_line::CommandLine;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 /// The built-in tools that only read.
 const READ_TOOLS: &str = "read,grep,find,ls";
@@ -23,9 +23,20 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
         cmd.args(["--model", model]);
     }
     if let Some(session_id) = &request.session_id {
-        cmd.args(["--session", session_id]);
+        // `--fork` starts a new session from the given one's context; the original stays.
+        let flag = if request.fork { "--fork" } else { "--session" };
+        cmd.args([flag, session_id]);
     }
     cmd
+}
+
+/// `--thinking LEVEL` (two words: see above); pi's strongest level is `xhigh`.
+pub(super) fn effort_words(effort: Effort) -> Vec<String> {
+    let level = match effort {
+        Effort::Max => "xhigh",
+        other => other.name(),
+    };
+    vec!["--thinking".to_owned(), level.to_owned()]
 }
 
 /// pi asks no permission: a tool it is given runs, so a level is the set of tools offered
@@ -67,6 +78,18 @@ mod tests {
             "--session".into(),
             "01a2-c051".into()
         ]));
+    }
+
+    #[test]
+    fn a_fork_names_the_session_with_fork_and_effort_is_thinking_in_two_words() {
+        let mut request = crate::request::flag_prompt_request();
+        request.session_id = Some("01a2-c051".into());
+        request.fork = true;
+        let cmd = command_line(&request, Path::new("pi"));
+        assert!(cmd.args.ends_with(&["--fork".into(), "01a2-c051".into()]));
+        assert!(!cmd.args.contains(&"--session".into()));
+        assert_eq!(effort_words(Effort::Low), ["--thinking", "low"]);
+        assert_eq!(effort_words(Effort::Max), ["--thinking", "xhigh"]);
     }
 
     #[test]

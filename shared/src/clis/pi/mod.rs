@@ -12,7 +12,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Pi;
 
@@ -104,7 +104,17 @@ impl Cli for Pi {
             "--resume",
             "--model",
             "--models",
+            "--thinking",
         ]
+    }
+
+    /// `--fork ID`: a new session from the given one's context (its header names the parent).
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(command_line::effort_words(effort))
     }
 
     /// Its sentences for a session it cannot find and for a provider it cannot reach (its

@@ -20,6 +20,9 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
         cmd.flag_value("--allowed-tools", SHELL_TOOL);
     }
     cmd.model_and_session(request, "--resume");
+    if request.fork {
+        cmd.arg("--fork-session");
+    }
     cmd
 }
 
@@ -61,5 +64,17 @@ mod tests {
             "--model=--yolo".into(),
             "--resume=c051".into()
         ]));
+    }
+
+    #[test]
+    fn a_fork_resumes_with_fork_session() {
+        let mut request = crate::request::flag_prompt_request();
+        request.session_id = Some("c051".into());
+        request.fork = true;
+        let cmd = command_line(&request, Path::new("qwen"));
+        assert!(
+            cmd.args
+                .ends_with(&["--resume=c051".into(), "--fork-session".into()])
+        );
     }
 }

@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Qwen;
 
@@ -89,10 +89,24 @@ impl Cli for Qwen {
             "-c",
             "--continue",
             "--session-id",
+            "--fork-session",
             "-m",
             "--model",
             "--json-schema",
         ]
+    }
+
+    /// `--resume=<id> --fork-session`.
+    fn forks(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
+    /// Its thinking is a model setting of its settings file, not a flag.
+    fn effort_option(&self, _effort: Effort) -> Result<Vec<String>, &'static str> {
+        Err(
+            "it has no per-run reasoning effort flag (its models' thinking is set in its \
+             settings file): leave `effort` out, or choose a faster or stronger `model`",
+        )
     }
 
     /// Headless, it offers the model a `structured_output` tool that takes the schema; the
