@@ -15,7 +15,10 @@ const HOW_CALLS_WORK: &str = "Each agent tool runs one coding-agent CLI headless
     (workspace-write unless set) are refused.\n\
     - session_id: every call starts a fresh conversation that knows nothing of earlier calls, \
     unless it passes an earlier result's session_id (and the workspace that session started \
-    in).\n\
+    in). fork: true with a session_id branches it: the new run starts from that session's \
+    context under a session_id of its own, and the session itself stays as it was.\n\
+    - effort: the reasoning effort (low, medium, high, max), as the CLI spells it. A CLI that \
+    cannot fork or has no effort refuses the argument, saying why.\n\
     - Calls are independent and may run at the same time. One still running after \
     handoff_after_secs (45 unless the server sets otherwise) answers with a job_id while the run \
     goes on: collect it with job_wait. For parallel work, start calls with background: true and \

@@ -35,7 +35,7 @@ pub struct ToolArgs {
     pub model: Option<String>,
     /// An earlier result's, to continue it; else a fresh conversation.
     pub session_id: Option<String>,
-    /// Branch `session_id` into a new session; the original stays as it was.
+    /// Branch session_id; the original stays.
     #[serde(default)]
     pub fork: bool,
     #[serde(default)]
@@ -84,7 +84,7 @@ fn effort_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "string",
         "enum": ["low", "medium", "high", "max"],
-        "description": "Reasoning effort (default: the CLI's)."
+        "description": "Reasoning effort."
     })
 }
 
