@@ -5,6 +5,7 @@
 //! depends on which CLIs exist.
 
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod gemini;
@@ -23,6 +24,7 @@ pub static BUILTINS: &[&dyn Cli] = &[
     &opencode::Opencode,
     &qwen::Qwen,
     &copilot::Copilot,
+    &cline::Cline,
 ];
 
 /// The built-in CLI called `name`.
