@@ -298,3 +298,111 @@ fn tool_succeeded(content: &Content) -> bool {
         _ => true,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::json::{assert_each_malformed, last_usage, parse_all, terminal, texts};
+
+    fn parse(stream: &str) -> Vec<AgentEvent> {
+        let (events, issues) = parse_all(&mut ClineDialect::default(), stream);
+        assert_eq!(issues, []);
+        events
+    }
+
+    #[test]
+    fn the_result_answers_with_the_runs_usage_cache_reads_inside_the_input() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/cline/plain.jsonl"
+        ));
+        assert_eq!(texts(&events), ["hello from fake model"]);
+        let usage = last_usage(&events).expect("usage");
+        assert_eq!(
+            (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens),
+            (100, 20, 7)
+        );
+        assert_eq!(
+            terminal(&events),
+            [&AgentEvent::TurnCompleted {
+                answer: Some("hello from fake model".to_owned())
+            }]
+        );
+    }
+
+    #[test]
+    fn the_shell_call_finishes_with_its_commands() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/cline/tool_call.jsonl"
+        ));
+        let command = Some("echo captured-tool-output".to_owned());
+        assert!(events.iter().any(|event| matches!(
+            event,
+            AgentEvent::ToolStarted { name, command: started, .. }
+                if name == "run_commands" && *started == command
+        )));
+        assert!(events.iter().any(|event| matches!(
+            event,
+            AgentEvent::ToolFinished { command: finished, success: true, .. }
+                if *finished == command
+        )));
+    }
+
+    #[test]
+    fn a_refused_call_finishes_as_failed_and_its_error_is_a_notice() {
+        let stream = concat!(
+            r#"{"type":"agent_event","event":{"type":"content_start","contentType":"tool","toolName":"run_commands","toolCallId":"c1","input":{"commands":["touch x"]}}}"#,
+            "\n",
+            r#"{"type":"agent_event","event":{"type":"content_end","contentType":"tool","toolName":"run_commands","toolCallId":"c1","output":{"error":"blocked in plan mode"},"error":"blocked"}}"#,
+            "\n",
+            r#"{"type":"agent_event","event":{"type":"error","error":{"message":"1 tool call(s) failed"},"errorClass":"unknown","recoverable":true}}"#,
+        );
+        let events = parse(stream);
+        assert!(matches!(
+            &events[1..],
+            [
+                AgentEvent::ToolFinished { success: false, command: Some(command), .. },
+                AgentEvent::Notice { level: NoticeLevel::Error, .. },
+            ] if command == "touch x"
+        ));
+    }
+
+    #[test]
+    fn an_auth_failure_carries_clines_class() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/cline/error_401.jsonl"
+        ));
+        assert!(matches!(
+            terminal(&events)[..],
+            [AgentEvent::TurnFailed { message, http_status: None }]
+                if message.contains("scripted failure 401") && message.ends_with("(auth error)")
+        ));
+    }
+
+    #[test]
+    fn an_interrupt_ends_in_no_success_and_no_failure() {
+        let events = parse(include_str!(
+            "../../../../tests/fixtures/captures/cline/cancelled.jsonl"
+        ));
+        assert!(
+            terminal(&events)
+                .iter()
+                .all(|event| matches!(event, AgentEvent::TurnAborted { .. })),
+            "{events:#?}"
+        );
+    }
+
+    #[test]
+    fn wrongly_shaped_lines_are_malformed() {
+        assert_each_malformed::<ClineDialect>(&[
+            (r#"{"type":"run_result","finishReason":7}"#, "run_result"),
+            (
+                r#"{"type":"agent_event","event":{"type":"usage","totalInputTokens":"many"}}"#,
+                "agent_event",
+            ),
+            (
+                r#"{"type":"agent_event","event":{"type":"content_end","contentType":5}}"#,
+                "agent_event",
+            ),
+        ]);
+    }
+}
