@@ -63,7 +63,14 @@ mod tests {
             let cmd = command_line(&request, Path::new("cline"));
             assert_eq!(
                 cmd.args,
-                ["--json", "--act", "--auto-approve=true", "--model=--yolo", "--", " "]
+                [
+                    "--json",
+                    "--act",
+                    "--auto-approve=true",
+                    "--model=--yolo",
+                    "--",
+                    " "
+                ]
             );
         }
     }

@@ -222,19 +222,20 @@ impl ClineDialect {
             reasoning_tokens: None,
             cost_usd: None,
         }));
-        let event = match result.finish_reason.as_str() {
-            "completed" => AgentEvent::TurnCompleted {
-                answer: result.text.filter(|answer| !answer.is_empty()),
-            },
-            // After an interrupt `run_aborted` follows and says why.
-            "aborted" => return,
-            reason => AgentEvent::TurnFailed {
-                message: self.error.take().or(result.text).unwrap_or_else(|| {
-                    format!("cline finished its run with reason `{reason}`")
-                }),
-                http_status: None,
-            },
-        };
+        let event =
+            match result.finish_reason.as_str() {
+                "completed" => AgentEvent::TurnCompleted {
+                    answer: result.text.filter(|answer| !answer.is_empty()),
+                },
+                // After an interrupt `run_aborted` follows and says why.
+                "aborted" => return,
+                reason => AgentEvent::TurnFailed {
+                    message: self.error.take().or(result.text).unwrap_or_else(|| {
+                        format!("cline finished its run with reason `{reason}`")
+                    }),
+                    http_status: None,
+                },
+            };
         out.push(event);
     }
 }
@@ -254,28 +255,28 @@ impl ClineDialect {
 
     fn ended(&mut self, content: Content, out: &mut Vec<AgentEvent>) {
         match content.content_type {
-        ContentType::Text => {
-            if let Some(text) = content.text.filter(|text| !text.is_empty()) {
-                out.push(AgentEvent::Text { text, delta: false });
+            ContentType::Text => {
+                if let Some(text) = content.text.filter(|text| !text.is_empty()) {
+                    out.push(AgentEvent::Text { text, delta: false });
+                }
             }
-        }
-        ContentType::Reasoning => {
-            if let Some(text) = content.reasoning.filter(|text| !text.is_empty()) {
-                out.push(AgentEvent::Reasoning { text });
+            ContentType::Reasoning => {
+                if let Some(text) = content.reasoning.filter(|text| !text.is_empty()) {
+                    out.push(AgentEvent::Reasoning { text });
+                }
             }
+            ContentType::Tool => out.push(AgentEvent::ToolFinished {
+                command: content
+                    .tool_call_id
+                    .as_ref()
+                    .and_then(|id| self.commands.remove(id)),
+                success: tool_succeeded(&content),
+                id: content.tool_call_id,
+                name: content.tool_name.unwrap_or_else(|| "tool".to_owned()),
+                exit_code: None,
+            }),
+            ContentType::Other => {}
         }
-        ContentType::Tool => out.push(AgentEvent::ToolFinished {
-            command: content
-                .tool_call_id
-                .as_ref()
-                .and_then(|id| self.commands.remove(id)),
-            success: tool_succeeded(&content),
-            id: content.tool_call_id,
-            name: content.tool_name.unwrap_or_else(|| "tool".to_owned()),
-            exit_code: None,
-        }),
-        ContentType::Other => {}
-    }
     }
 }
 
@@ -318,7 +319,11 @@ mod tests {
         assert_eq!(texts(&events), ["hello from fake model"]);
         let usage = last_usage(&events).expect("usage");
         assert_eq!(
-            (usage.input_tokens, usage.cached_input_tokens, usage.output_tokens),
+            (
+                usage.input_tokens,
+                usage.cached_input_tokens,
+                usage.output_tokens
+            ),
             (100, 20, 7)
         );
         assert_eq!(

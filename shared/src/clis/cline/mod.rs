@@ -58,7 +58,10 @@ impl Cli for Cline {
     /// `$CLINE_DATA_DIR` when that moves them elsewhere.
     fn state_dirs(&self, env: CliEnv) -> Vec<std::path::PathBuf> {
         let config = env.var("CLINE_DIR").or_else(|| env.home(".cline"));
-        config.into_iter().chain(env.var("CLINE_DATA_DIR")).collect()
+        config
+            .into_iter()
+            .chain(env.var("CLINE_DATA_DIR"))
+            .collect()
     }
 
     fn command_line(
