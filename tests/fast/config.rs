@@ -354,6 +354,7 @@ fn the_readme_example_loads_with_its_agents() {
             ("gemini", "gemini"),
             ("qwen", "qwen"),
             ("copilot", "copilot"),
+            ("cline", "cline"),
             ("claude-review", "claude"),
             ("codex-work", "codex"),
         ]
