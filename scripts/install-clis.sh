@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/npm-pinned.sh
-clis=(codex claude gemini opencode qwen copilot pi)
+clis=(codex claude gemini opencode qwen copilot pi cline)
 pins=tests/real
 
 # claude-code's postinstall (install.cjs) puts its platform package's native binary in place of

@@ -328,7 +328,7 @@ async fn completion_offers_agent_names_and_recent_job_ids() {
     let agents = ask(
         &mut server,
         "completion/complete",
-        complete(prompt, "agent", "cl"),
+        complete(prompt, "agent", "cla"),
     )
     .await;
     assert_eq!(

@@ -372,3 +372,35 @@ async fn qwen_read_only_holds_against_a_users_allow_rules() {
         "read-only let qwen write: {outcome:#?}"
     );
 }
+
+/// cline at read-only refuses a write by its own plan mode, with the kernel sandbox off: the
+/// shell call is made, refused by cline, and the file is not there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cline_read_only_plan_mode_refuses_a_write_without_the_kernel_sandbox() {
+    let Some(bin) = real::installed(Agent::builtin(cline())) else {
+        return;
+    };
+    let mock = MockModel::start();
+    let sandbox = Sandbox::new(Agent::builtin(cline()), &bin, mock.port, Retries::Shortened);
+    let engine = cli_agent_engine::Engine::new(cli_agent_engine::EngineConfig {
+        binaries: [("cline".to_owned(), sandbox.wrapper.clone())]
+            .into_iter()
+            .collect(),
+        sandbox: cli_agent_engine::sandbox::SandboxMode::Off,
+        ..cli_agent_engine::EngineConfig::default()
+    });
+    let request = sandbox.request("RUN_SHELL: touch made-by-agent");
+    let (outcome, _) =
+        real::run_on(&engine, sandbox.agent, request, CancellationToken::new()).await;
+    assert_completed(&outcome);
+    assert_eq!(outcome.tools.calls, 1, "{outcome:#?}");
+    assert_eq!(outcome.tools.failed, 1, "{outcome:#?}");
+    assert!(
+        !sandbox.workspace.join("made-by-agent").exists(),
+        "cline's plan mode let it write: {outcome:#?}"
+    );
+}
+
+fn cline() -> &'static dyn clis::Cli {
+    clis::builtin("cline").expect("cline is a built-in CLI")
+}

@@ -5,6 +5,7 @@
 //! depends on which CLIs exist.
 
 mod claude;
+mod cline;
 mod codex;
 mod copilot;
 mod gemini;
@@ -25,6 +26,7 @@ pub static BUILTINS: &[&dyn Cli] = &[
     &qwen::Qwen,
     &copilot::Copilot,
     &pi::Pi,
+    &cline::Cline,
 ];
 
 /// The built-in CLI called `name`.
