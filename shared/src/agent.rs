@@ -124,7 +124,7 @@ impl Agent {
         program: &Path,
         passed: &[EnvPattern],
     ) -> Result<CommandLine, SetupError> {
-        self.check_fork(request)?;
+        self.check_session(request)?;
         let mut cmd = self.cli.command_line(request, program)?;
         if let Some(effort) = request.effort {
             let words = self
@@ -169,17 +169,16 @@ impl Agent {
         cmd.inherit(std::env::vars_os(), self.cli.own_env(), passed);
     }
 
-    /// A fork needs the session it branches, and a CLI that can branch one.
-    fn check_fork(&self, request: &RunRequest) -> Result<(), SetupError> {
-        if !request.fork {
-            return Ok(());
-        }
-        if request.session_id.is_none() {
-            return Err(SetupError::ForkWithoutSession);
-        }
-        self.cli
-            .forks()
-            .map_err(|reason| self.unsupported("fork", reason))
+    /// A fork needs the session it branches and a CLI that can branch one; a session is
+    /// resumed only by a CLI that can.
+    fn check_session(&self, request: &RunRequest) -> Result<(), SetupError> {
+        let (argument, check) = match (request.fork, &request.session_id) {
+            (true, None) => return Err(SetupError::ForkWithoutSession),
+            (true, Some(_)) => ("fork", self.cli.forks()),
+            (false, Some(_)) => ("session_id", self.cli.resumes()),
+            (false, None) => return Ok(()),
+        };
+        check.map_err(|reason| self.unsupported(argument, reason))
     }
 
     fn unsupported(&self, argument: &'static str, reason: &'static str) -> SetupError {

@@ -79,6 +79,12 @@ pub trait Cli: Send + Sync + 'static {
         None
     }
 
+    /// Whether it resumes a session headless ([`RunRequest::session_id`]); `Err` says why it
+    /// cannot and what to do instead.
+    fn resumes(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     /// Whether its command line spells [`RunRequest::fork`] (resume a session as a new one,
     /// the original left as it was); `Err` says why it cannot and what it can do instead.
     fn forks(&self) -> Result<(), &'static str> {

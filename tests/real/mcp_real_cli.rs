@@ -52,26 +52,19 @@ async fn plain_call_resume_and_cancel(agent: Agent) {
         .await;
     assert_completed(&first);
     assert_eq!(texts(&first)[0].trim(), "first-through-mcp", "{first:#}");
-    let session = structured(&first)["session_id"]
-        .as_str()
-        .expect("a session id")
-        .to_owned();
-
-    let second = server
-        .call(
-            tool,
-            json!({"prompt": "ANSWER: second-through-mcp", "session_id": session}),
-        )
-        .await;
-    assert_completed(&second);
-    assert_eq!(structured(&second)["session_id"], session.as_str());
-    assert!(
-        mock.requests_with(agent, "second-through-mcp")
-            .iter()
-            .any(|request| request["history"].to_string().contains("first-through-mcp")),
-        "the resumed call did not carry the first turn: {:#?}",
-        mock.requests()
-    );
+    if let Err(why) = agent.cli().resumes() {
+        // It names no session, and a session_id is refused with the reason.
+        assert!(structured(&first)["session_id"].is_null(), "{first:#}");
+        let refused = server
+            .call(
+                tool,
+                json!({"prompt": "ANSWER: x", "session_id": "an-earlier-one"}),
+            )
+            .await;
+        assert!(texts(&refused)[0].contains(why), "{refused:#}");
+    } else {
+        resume_through_the_server(&mock, &mut server, agent, &first).await;
+    }
 
     let prompt = "SLOW: 300";
     let id = server
@@ -186,4 +179,34 @@ async fn two_background_forks_of_a_real_claude_session_through_the_server() {
             "{answer} did not start from the session: {seen:#?}"
         );
     }
+}
+
+/// A second call through the server resumes the first one's session.
+async fn resume_through_the_server(
+    mock: &MockModel,
+    server: &mut Server,
+    agent: Agent,
+    first: &Value,
+) {
+    let tool = agent.name();
+    let session = structured(first)["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_owned();
+
+    let second = server
+        .call(
+            tool,
+            json!({"prompt": "ANSWER: second-through-mcp", "session_id": session}),
+        )
+        .await;
+    assert_completed(&second);
+    assert_eq!(structured(&second)["session_id"], session.as_str());
+    assert!(
+        mock.requests_with(agent, "second-through-mcp")
+            .iter()
+            .any(|request| request["history"].to_string().contains("first-through-mcp")),
+        "the resumed call did not carry the first turn: {:#?}",
+        mock.requests()
+    );
 }

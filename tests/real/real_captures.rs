@@ -42,7 +42,8 @@ const fn scenario(name: &'static str, prompt: &'static str) -> Scenario {
 
 fn scenarios(agent: Agent) -> Vec<Scenario> {
     let shell = real::shell_permission(agent);
-    vec![
+    let resumes = agent.cli().resumes().is_ok();
+    let all = vec![
         scenario("plain", "say hello"),
         scenario("reasoning", "THINK then say hello"),
         Scenario {
@@ -71,7 +72,11 @@ fn scenarios(agent: Agent) -> Vec<Scenario> {
             interrupt: Some(("", 1)),
             ..scenario("cancelled", "SLOW: 60")
         },
-    ]
+    ];
+    // A CLI that cannot resume (cline) has no resumed session to capture.
+    all.into_iter()
+        .filter(|scenario| resumes || !scenario.resume)
+        .collect()
 }
 
 fn captures_dir(agent: Agent) -> PathBuf {

@@ -44,11 +44,14 @@ async fn plain_prompt_returns_answer_session_and_usage(agent: Agent) {
         "hello from fake model",
         "{outcome:#?}"
     );
-    assert!(
+    // A CLI that cannot resume (cline) names no session: the outcome says none.
+    let resumes = agent.cli().resumes().is_ok();
+    assert_eq!(
         outcome
             .session_id
             .as_deref()
             .is_some_and(|id| !id.is_empty()),
+        resumes,
         "{outcome:#?}"
     );
     let usage = outcome.usage.expect("usage is reported");
@@ -57,10 +60,27 @@ async fn plain_prompt_returns_answer_session_and_usage(agent: Agent) {
     sandbox.assert_nothing_left();
 }
 
+/// A CLI that cannot resume refuses a `session_id`, naming why, before it starts.
+async fn a_session_id_is_refused_before_the_cli_starts(sandbox: &Sandbox) {
+    let mut request = sandbox.request("ANSWER: never-sent");
+    request.session_id = Some("an-earlier-session".to_owned());
+    let error = sandbox
+        .engine()
+        .prepare(sandbox.agent, request)
+        .expect_err("a session_id is refused");
+    assert!(
+        error.to_string().contains("cannot take `session_id`"),
+        "{error}"
+    );
+}
+
 async fn resume_continues_the_session(agent: Agent) {
     let Some((mock, sandbox)) = setup(agent) else {
         return;
     };
+    if agent.cli().resumes().is_err() {
+        return a_session_id_is_refused_before_the_cli_starts(&sandbox).await;
+    }
     // One engine for both turns: it keeps what a CLI with cumulative usage reported before.
     let engine = sandbox.engine();
     let request = sandbox.request("ANSWER: remember-the-alpaca");
@@ -277,15 +297,23 @@ async fn run_command_resumes_and_runs_the_shell_under_unlimited(agent: Agent) {
     };
     let first = cam_run(&sandbox, "ANSWER: first-via-run", &[]);
     assert_eq!(first["status"], "completed", "{first:#}");
-    let session = first["session_id"].as_str().expect("a session id");
-    let prompt = "RUN_SHELL: touch made-by-agent && echo tool-ran-here";
-    let second = cam_run(
-        &sandbox,
-        prompt,
-        &["--permission", "unlimited", "--session-id", session],
+    // A CLI that cannot resume runs the shell in a session of its own.
+    let session = first["session_id"].as_str().map(str::to_owned);
+    assert_eq!(
+        session.is_some(),
+        agent.cli().resumes().is_ok(),
+        "{first:#}"
     );
+    let mut args = vec!["--permission", "unlimited"];
+    if let Some(session) = &session {
+        args.extend(["--session-id", session.as_str()]);
+    }
+    let prompt = "RUN_SHELL: touch made-by-agent && echo tool-ran-here";
+    let second = cam_run(&sandbox, prompt, &args);
     assert_eq!(second["status"], "completed", "{second:#}");
-    assert_eq!(second["session_id"], session, "{second:#}");
+    if let Some(session) = &session {
+        assert_eq!(second["session_id"], session.as_str(), "{second:#}");
+    }
     let answer = second["answer"].as_str().unwrap_or_default();
     assert!(
         answer.contains("tool said") && answer.contains("tool-ran-here"),
@@ -293,13 +321,11 @@ async fn run_command_resumes_and_runs_the_shell_under_unlimited(agent: Agent) {
     );
     assert!(second["tools"]["calls"].as_u64() >= Some(1), "{second:#}");
     assert!(sandbox.workspace.join("made-by-agent").exists());
-    assert!(
-        mock.requests_with(agent, "tool-ran-here")
-            .iter()
-            .any(|request| request["history"].to_string().contains("first-via-run")),
-        "{:#?}",
-        mock.requests()
-    );
+    let carried = mock
+        .requests_with(agent, "tool-ran-here")
+        .iter()
+        .any(|request| request["history"].to_string().contains("first-via-run"));
+    assert_eq!(carried, session.is_some(), "{:#?}", mock.requests());
 }
 
 async fn default_retries_still_end_at_the_engine_deadline(agent: Agent) {

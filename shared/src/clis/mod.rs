@@ -104,6 +104,7 @@ mod tests {
     fn fork_and_effort_are_taken_or_refused_with_the_reason() {
         use crate::request::{Effort, RunRequest};
         const PI: Agent = Agent::builtin(&pi::Pi);
+        const CLINE: Agent = Agent::builtin(&cline::Cline);
         let run = |agent: Agent, fork: bool, effort: Option<Effort>| {
             let mut request = RunRequest::new("hi", "/tmp");
             request.session_id = fork.then(|| "s-1".to_owned());
@@ -112,8 +113,8 @@ mod tests {
             agent.command_line(&request, std::path::Path::new("cli"), &[])
         };
         let forks = [CODEX, CLAUDE, OPENCODE, QWEN, PI];
-        let efforts = [CODEX, CLAUDE, OPENCODE, COPILOT, PI];
-        for agent in [CODEX, CLAUDE, GEMINI, OPENCODE, QWEN, COPILOT, PI] {
+        let efforts = [CODEX, CLAUDE, OPENCODE, COPILOT, PI, CLINE];
+        for agent in [CODEX, CLAUDE, GEMINI, OPENCODE, QWEN, COPILOT, PI, CLINE] {
             for (argument, taken, result) in [
                 ("fork", forks.contains(&agent), run(agent, true, None)),
                 (
@@ -133,6 +134,15 @@ mod tests {
                 }
             }
         }
+        let mut resumed = RunRequest::new("hi", "/tmp");
+        resumed.session_id = Some("s-1".to_owned());
+        let error = CLINE.command_line(&resumed, std::path::Path::new("cline"), &[]);
+        assert!(
+            error
+                .unwrap_err()
+                .to_string()
+                .starts_with("cline cannot take `session_id`: ")
+        );
         let mut fork_alone = RunRequest::new("hi", "/tmp");
         fork_alone.fork = true;
         let error = CLAUDE.command_line(&fork_alone, std::path::Path::new("claude"), &[]);

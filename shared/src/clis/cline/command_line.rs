@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::command_line::CommandLine;
-use crate::request::{Permission, RunRequest};
+use crate::request::{Effort, Permission, RunRequest};
 
 /// With `--json` Cline refuses to start without a prompt argument, and appends what it reads
 /// from a piped stdin to that argument. A lone space after `--` is such an argument: it can be
@@ -24,6 +24,15 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
     cmd.set_env("CLINE_SESSION_BACKEND_MODE", "local");
     cmd.args(["--", NO_PROMPT_ARGUMENT]);
     cmd
+}
+
+/// `--thinking=LEVEL`; Cline's strongest level is `xhigh`.
+pub(super) fn effort_option(effort: Effort) -> String {
+    let level = match effort {
+        Effort::Max => "xhigh",
+        other => other.name(),
+    };
+    format!("--thinking={level}")
 }
 
 /// `--plan` offers the model its read tools, and refuses the shell commands and edits that

@@ -11,7 +11,7 @@ use crate::dialect::Dialect;
 use crate::environment::CliEnv;
 use crate::error::SetupError;
 use crate::outcome::ErrorKind;
-use crate::request::RunRequest;
+use crate::request::{Effort, RunRequest};
 
 pub struct Cline;
 
@@ -26,11 +26,9 @@ impl Cli for Cline {
 
     fn description(&self) -> &'static str {
         "Delegate a coding task to Cline's CLI, with the provider and model saved by `cline \
-         auth` (Anthropic, OpenAI, OpenRouter, any OpenAI-compatible server, …). At read-only \
-         it runs in plan mode: it reads and explores, and refuses edits and shell commands \
-         that change files. It cannot resume: Cline names no session in its headless output \
-         and resumes only in its terminal UI, so every call starts a new session and no \
-         session id comes back; give the context a follow-up needs in its prompt."
+         auth`. At read-only it runs in plan mode: it reads, and refuses edits and commands \
+         that change files. It cannot resume: no session_id comes back, so put what a \
+         follow-up needs in its prompt."
     }
 
     fn npm_package(&self) -> &'static str {
@@ -103,7 +101,20 @@ impl Cli for Cline {
             "--config",
             "--data-dir",
             "--worktree",
+            "--thinking",
         ]
+    }
+
+    /// Its headless output names no session, and `--id` resumes only in its terminal UI.
+    fn resumes(&self) -> Result<(), &'static str> {
+        Err(
+            "its headless output names no session and it resumes only in its terminal UI: \
+             leave `session_id` out and put what the follow-up needs in the prompt",
+        )
+    }
+
+    fn effort_option(&self, effort: Effort) -> Result<Vec<String>, &'static str> {
+        Ok(vec![command_line::effort_option(effort)])
     }
 
     /// It classes a provider's error (the dialect appends the class) but passes on no
