@@ -113,7 +113,7 @@ fn effort_in_request(agent: Agent) -> Option<(&'static str, &'static str)> {
     match agent.name() {
         "claude" => Some(("/output_config/effort", "high")),
         "codex" => Some(("/reasoning/effort", "high")),
-        "opencode" | "copilot" => Some(("/reasoning_effort", "high")),
+        "opencode" | "copilot" | "cline" => Some(("/reasoning_effort", "high")),
         // pi on Anthropic's API turns a thinking level into a thinking budget.
         "pi" => Some(("/thinking/type", "enabled")),
         _ => None,
