@@ -50,7 +50,9 @@ pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsRep
     let mut child = tokio::process::Command::new(&command.program);
     child.args(&command.args).env_clear().envs(command.env);
     let listed = probe(child).await.and_then(|printed| {
-        (listing.read)(&printed.stdout).ok_or_else(|| "printed no list of models".to_owned())
+        (listing.read)(&printed.stdout)
+            .or_else(|| (listing.read)(&printed.stderr))
+            .ok_or_else(|| "printed no list of models".to_owned())
     });
     match listed {
         Ok(models) => report.models = models,

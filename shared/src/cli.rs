@@ -164,7 +164,9 @@ pub struct UsageFile {
 pub struct ModelListing {
     /// The arguments that print the list.
     pub args: &'static [&'static str],
-    /// The model names in what it printed on stdout; `None` when that does not read as a list.
+    /// The model names in what it printed on stdout (or, when that reads as no list, on
+    /// stderr, where pi prints it when stdin is not a terminal); `None` when neither reads as
+    /// a list.
     pub read: fn(&str) -> Option<Vec<String>>,
 }
 

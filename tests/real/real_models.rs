@@ -1,5 +1,5 @@
 //! `doctor --models` with the real CLIs, each in its sandbox pointed at the mock: what codex's
-//! catalog and opencode's configured providers offer, the configured default marked.
+//! catalog and opencode's and pi's configured providers offer, the configured default marked.
 
 use crate::common;
 use crate::real;
@@ -13,8 +13,9 @@ use serde_json::Value;
 #[test]
 fn doctor_lists_the_models_of_the_real_clis_that_can_list_them() {
     let mock = MockModel::start();
-    let sandboxes: Vec<Sandbox> = [clis::CODEX, clis::OPENCODE]
-        .into_iter()
+    // Every CLI that can list its models headless.
+    let sandboxes: Vec<Sandbox> = clis::builtin_agents()
+        .filter(|agent| agent.cli().model_listing().is_some())
         .filter_map(|agent| {
             let bin = real::installed(agent)?;
             Some(Sandbox::new(agent, &bin, mock.port, Retries::Shortened))
@@ -24,8 +25,8 @@ fn doctor_lists_the_models_of_the_real_clis_that_can_list_them() {
         return;
     };
     let config = first.root().join("cam.toml");
-    let defaults =
-        "[agents.codex]\nmodel = \"gpt-5.5\"\n[agents.opencode]\nmodel = \"fake/fake-model\"\n";
+    let defaults = "[agents.codex]\nmodel = \"gpt-5.5\"\n[agents.opencode]\nmodel = \
+                    \"fake/fake-model\"\n[agents.pi]\nmodel = \"mock/fake-model\"\n";
     std::fs::write(&config, defaults).expect("config");
     let mut cmd = common::cam_command();
     cmd.args(["doctor", "--models", "--json"])

@@ -30,6 +30,20 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
     cmd
 }
 
+/// The models `pi --list-models` prints (a table under a `provider  model  …` header), as
+/// `provider/model`, which `--model` takes whatever other provider has a model of that name.
+pub(super) fn listed_models(printed: &str) -> Option<Vec<String>> {
+    let mut lines = printed
+        .lines()
+        .skip_while(|line| !line.starts_with("provider"));
+    lines.next()?;
+    let models = lines.filter_map(|line| {
+        let mut columns = line.split_whitespace();
+        Some(format!("{}/{}", columns.next()?, columns.next()?))
+    });
+    Some(models.collect())
+}
+
 /// `--thinking LEVEL` (two words: see above); pi's strongest level is `xhigh`.
 pub(super) fn effort_words(effort: Effort) -> Vec<String> {
     let level = match effort {
@@ -90,6 +104,15 @@ mod tests {
         assert!(!cmd.args.contains(&"--session".into()));
         assert_eq!(effort_words(Effort::Low), ["--thinking", "low"]);
         assert_eq!(effort_words(Effort::Max), ["--thinking", "xhigh"]);
+    }
+
+    #[test]
+    fn the_models_are_read_from_its_table_as_provider_and_model() {
+        // What pi 0.73.1 printed (on stderr) with one provider configured.
+        let printed = "provider  model       context  max-out  thinking  images\n\
+                       mock      fake-model  128K     16.4K    yes       no    \n";
+        assert_eq!(listed_models(printed), Some(vec!["mock/fake-model".into()]));
+        assert_eq!(listed_models(""), None);
     }
 
     #[test]

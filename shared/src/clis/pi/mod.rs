@@ -6,7 +6,7 @@ mod dialect;
 
 use std::path::Path;
 
-use crate::cli::Cli;
+use crate::cli::{Cli, ModelListing};
 use crate::command_line::CommandLine;
 use crate::dialect::Dialect;
 use crate::environment::CliEnv;
@@ -106,6 +106,14 @@ impl Cli for Pi {
             "--models",
             "--thinking",
         ]
+    }
+
+    /// `--list-models`: the models of the providers it has keys for, as `provider/model`.
+    fn model_listing(&self) -> Option<ModelListing> {
+        Some(ModelListing {
+            args: &["--list-models"],
+            read: command_line::listed_models,
+        })
     }
 
     /// `--fork ID`: a new session from the given one's context (its header names the parent).
