@@ -85,6 +85,14 @@ impl Effort {
             Self::Max => "max",
         }
     }
+
+    /// Its name for a CLI whose strongest level is `xhigh` (pi, cline): `max` is that one.
+    pub fn name_up_to_xhigh(self) -> &'static str {
+        match self {
+            Self::Max => "xhigh",
+            other => other.name(),
+        }
+    }
 }
 
 impl std::fmt::Display for Effort {

@@ -33,7 +33,7 @@ async def prompts_and_agent_completion(client: Client) -> None:
     for expected in ("`claude`", "fix the bug", "job_diff", "job_apply"):
         check(expected in text, f"{expected!r} not in the delegate prompt: {text}")
     completed = await client.complete(
-        types.PromptReference(type="ref/prompt", name="delegate"), {"name": "agent", "value": "cl"}
+        types.PromptReference(type="ref/prompt", name="delegate"), {"name": "agent", "value": "cla"}
     )
     check(completed.completion.values == ["claude"], f"agent completion: {completed}")
 

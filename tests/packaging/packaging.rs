@@ -449,6 +449,7 @@ fn the_shipped_binary_holds_no_conformance_fixture_and_refuses_their_flag() {
         "slow_compute",
         "protocol_error_job",
         "json_schema_2020_12_tool",
+        "test_trigger_tool_change",
         "fixture-task-",
     ];
     let found = regex::bytes::Regex::new(&fixture_names.join("|")).expect("regex");

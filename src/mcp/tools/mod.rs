@@ -118,6 +118,13 @@ impl Catalogue {
         self.pick(all, true).into_iter().cloned().collect()
     }
 
+    /// Tell every session the tools changed: the conformance fixture that changes the list
+    /// has no CLI to install.
+    #[cfg(feature = "conformance-fixtures")]
+    pub fn announce_change(&self) {
+        self.offered.send_modify(|_| ());
+    }
+
     /// Each change of the tools on offer, from now on.
     pub fn changes(&self) -> watch::Receiver<Offered> {
         self.offered.subscribe()

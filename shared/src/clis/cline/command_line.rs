@@ -28,11 +28,7 @@ pub(super) fn command_line(request: &RunRequest, program: &Path) -> CommandLine 
 
 /// `--thinking=LEVEL`; Cline's strongest level is `xhigh`.
 pub(super) fn effort_option(effort: Effort) -> String {
-    let level = match effort {
-        Effort::Max => "xhigh",
-        other => other.name(),
-    };
-    format!("--thinking={level}")
+    format!("--thinking={}", effort.name_up_to_xhigh())
 }
 
 /// `--plan` offers the model its read tools, and refuses the shell commands and edits that

@@ -46,11 +46,10 @@ pub(super) fn listed_models(printed: &str) -> Option<Vec<String>> {
 
 /// `--thinking LEVEL` (two words: see above); pi's strongest level is `xhigh`.
 pub(super) fn effort_words(effort: Effort) -> Vec<String> {
-    let level = match effort {
-        Effort::Max => "xhigh",
-        other => other.name(),
-    };
-    vec!["--thinking".to_owned(), level.to_owned()]
+    vec![
+        "--thinking".to_owned(),
+        effort.name_up_to_xhigh().to_owned(),
+    ]
 }
 
 /// pi asks no permission: a tool it is given runs, so a level is the set of tools offered

@@ -50,12 +50,14 @@ impl ServerHandler for Fixtured {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut listed = self.agents.list_tools(request, context).await?;
         listed.tools.extend(fixture_tools());
+        listed.tools.extend(self.fixtures.tool_change.tools());
         Ok(listed)
     }
 
     /// A tool's definition, for rmcp to check the `Mcp-Param-*` headers of a call against.
     fn get_tool(&self, name: &str) -> Option<Tool> {
         fixture_tools()
+            .chain(self.fixtures.tool_change.tools())
             .find(|tool| tool.name == name)
             .or_else(|| self.agents.get_tool(name))
     }
@@ -79,6 +81,9 @@ impl ServerHandler for Fixtured {
         }
         if let Some(fixture) = SchemaFixture::named(&request.name) {
             return Ok(fixture.call(request.arguments.as_ref()).into());
+        }
+        if let Some(result) = self.fixtures.tool_change.call(&request.name, &self.agents) {
+            return Ok(result.into());
         }
         self.agents.call_tool(request, context).await
     }

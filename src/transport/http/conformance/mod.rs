@@ -21,6 +21,7 @@ mod schemas;
 mod sealed;
 mod task_table;
 mod task_tools;
+mod tool_change;
 mod tools;
 
 use rmcp::model::JsonObject;
@@ -34,6 +35,7 @@ use self::task_table::TaskTable;
 pub struct Fixtures {
     sealer: Sealer,
     tasks: TaskTable,
+    tool_change: tool_change::ToolChange,
 }
 
 impl std::fmt::Debug for Fixtures {
@@ -48,6 +50,7 @@ impl Fixtures {
         Ok(Self {
             sealer: Sealer::random()?,
             tasks: TaskTable::default(),
+            tool_change: tool_change::ToolChange::default(),
         })
     }
 }
