@@ -544,20 +544,29 @@ with open(path, "rb") as lines:
         out.flush()
 "#;
 
-/// `cli` writing `prompt`'s stream to /dev/null, as it would to the server.
-fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
+/// `cli` started with `prompt` on its stdin (then closed) and its stdout to `stdout`.
+fn start_stand_in(
+    cli: &std::path::Path,
+    prompt: &str,
+    stdout: impl Into<std::process::Stdio>,
+) -> std::process::Child {
     use std::io::Write;
-    let started = Instant::now();
     let mut child = std::process::Command::new(cli)
         .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
+        .stdout(stdout)
         .spawn()
         .expect("start the stand-in");
     let mut stdin = child.stdin.take().expect("piped stdin");
     stdin
         .write_all(prompt.as_bytes())
         .expect("write the prompt");
-    drop(stdin);
+    child
+}
+
+/// `cli` writing `prompt`'s stream to /dev/null, as it would to the server.
+fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
+    let started = Instant::now();
+    let mut child = start_stand_in(cli, prompt, std::process::Stdio::null());
     assert!(child.wait().expect("wait for the stand-in").success());
     started.elapsed()
 }
@@ -569,21 +578,12 @@ fn stand_in_to_dev_null(cli: &std::path::Path, prompt: &str) -> Duration {
 #[cfg(target_os = "linux")]
 fn stand_in_to_a_draining_reader(cli: &std::path::Path, prompt: &str) -> Duration {
     use nix::fcntl::{FcntlArg, OFlag, fcntl};
-    use std::io::{ErrorKind, Read, Write};
+    use std::io::{ErrorKind, Read};
     let (read_end, write_end) = nix::unistd::pipe().expect("make a pipe");
     fcntl(&write_end, FcntlArg::F_SETPIPE_SZ(1 << 20)).expect("grow the pipe to 1 MiB");
     fcntl(&read_end, FcntlArg::F_SETFL(OFlag::O_NONBLOCK)).expect("a non-blocking read end");
     let started = Instant::now();
-    let mut child = std::process::Command::new(cli)
-        .stdin(std::process::Stdio::piped())
-        .stdout(write_end)
-        .spawn()
-        .expect("start the stand-in");
-    let mut stdin = child.stdin.take().expect("piped stdin");
-    stdin
-        .write_all(prompt.as_bytes())
-        .expect("write the prompt");
-    drop(stdin);
+    let mut child = start_stand_in(cli, prompt, write_end);
     let (mut reader, mut buffer) = (std::fs::File::from(read_end), vec![0u8; 1 << 20]);
     'drain: loop {
         std::thread::sleep(Duration::from_millis(1));
