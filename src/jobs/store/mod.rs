@@ -25,7 +25,7 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -230,8 +230,7 @@ fn configured(path: &Path) -> rusqlite::Result<Connection> {
     // Events go in as chunks of up to 256 KiB: fewer, larger pages hold them with less
     // overhead. Takes effect only on a new file.
     conn.pragma_update(None, "page_size", 16384)?;
-    let mode: String =
-        conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))?;
+    let mode = journal_mode_wal(&conn)?;
     if !mode.eq_ignore_ascii_case("wal") {
         tracing::warn!(path = %path.display(), mode, "the job store could not use WAL");
     }
@@ -240,6 +239,24 @@ fn configured(path: &Path) -> rusqlite::Result<Connection> {
     // server's memory flat however much a run says.
     conn.pragma_update(None, "cache_size", -1024)?;
     Ok(conn)
+}
+
+/// Switches the file to WAL. The switch takes an exclusive lock without the busy handler, so
+/// a server and a dashboard opening a fresh store at once would see "database is locked":
+/// it is retried here for as long as any other statement would wait.
+fn journal_mode_wal(conn: &Connection) -> rusqlite::Result<String> {
+    let deadline = Instant::now() + BUSY_TIMEOUT;
+    loop {
+        match conn.pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0)) {
+            Err(error)
+                if error.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseBusy)
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Renames the database and its WAL files to `<name>.corrupt-<unix secs>`.

@@ -732,3 +732,20 @@ fn store_and_recorder_can_be_shared_across_threads_and_tasks() {
     shared::<Store>();
     sendable::<Recorder>();
 }
+
+#[test]
+fn stores_opened_at_once_on_a_fresh_directory_all_open() {
+    for round in 0..40 {
+        let dir = temp_dir(&format!("store-race-{round}"));
+        let path = dir.path().to_owned();
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || Store::open(&path).map(|_| ()))
+            })
+            .collect();
+        for opener in openers {
+            opener.join().expect("no panic").expect("opens");
+        }
+    }
+}
