@@ -7,7 +7,6 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::Signal;
 use tokio_util::sync::CancellationToken;
 
 use crate::command_line::CommandLine;
@@ -58,7 +57,7 @@ pub async fn run_command(
     let leader = spawned.leader;
     let end = watch(&leader, &mut output, limit, cancel).await;
     if !matches!(end, End::Exited) {
-        leader.signal_group(Signal::SIGKILL);
+        leader.kill();
         leader.exited().await;
     }
     process::sweep(&leader, &marker).await;

@@ -13,10 +13,11 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
 // The engine contains a run's process tree with each OS's own means (see `platform`), and
-// has them for Linux and macOS only: on any other OS the crate is one error, not a cascade of
-// unresolved Unix calls. `cfg_if!`, not a macro of our own, so that rustfmt finds the modules.
+// has them for Linux, macOS and Windows only: on any other OS the crate is one error, not a
+// cascade of unresolved calls. `cfg_if!`, not a macro of our own, so that rustfmt finds the
+// modules.
 cfg_if::cfg_if! {
-    if #[cfg(any(target_os = "linux", target_os = "macos"))] {
+    if #[cfg(any(target_os = "linux", target_os = "macos", windows))] {
         pub mod agent;
         pub mod check;
         mod classify;
@@ -60,9 +61,8 @@ cfg_if::cfg_if! {
         pub use run::{Observer, Placed, Prepared};
     } else {
         compile_error!(
-            "cli-agent-mcp's engine has a platform module for Linux and one for macOS only; \
-             another OS needs a module of its own in shared/src/platform/ (on Windows: a \
-             JobObject per run)"
+            "cli-agent-mcp's engine has platform modules for Linux, macOS and Windows only; \
+             another OS needs a module of its own in shared/src/platform/"
         );
     }
 }

@@ -51,7 +51,7 @@ fn copy_entry(from: &Path, to: &Path) -> Result<(), GitError> {
     let metadata = std::fs::symlink_metadata(from)
         .map_err(|error| GitError::io("could not read", from, error))?;
     let copied = if metadata.file_type().is_symlink() {
-        std::fs::read_link(from).and_then(|target| std::os::unix::fs::symlink(target, to))
+        std::fs::read_link(from).and_then(|target| crate::platform::symlink(&target, to))
     } else {
         std::fs::copy(from, to).map(drop)
     };

@@ -45,7 +45,6 @@ struct IndexStamp {
 
 impl IndexStamp {
     fn of(index: &Path) -> Self {
-        use std::os::unix::fs::MetadataExt;
         std::fs::metadata(index).map_or(
             Self {
                 inode: 0,
@@ -53,7 +52,7 @@ impl IndexStamp {
                 modified: None,
             },
             |meta| Self {
-                inode: meta.ino(),
+                inode: crate::platform::file_id(&meta),
                 len: meta.len(),
                 modified: meta.modified().ok(),
             },

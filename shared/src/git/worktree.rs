@@ -244,11 +244,10 @@ pub fn worktree_metadata(top: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 /// The disk a directory's files take, in bytes (allocated blocks; symbolic links not followed).
 pub fn disk_usage(path: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
     let Ok(metadata) = path.symlink_metadata() else {
         return 0;
     };
-    let own = metadata.blocks() * 512;
+    let own = crate::platform::disk_bytes(&metadata);
     if !metadata.is_dir() {
         return own;
     }

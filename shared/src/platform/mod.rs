@@ -4,7 +4,8 @@
 //!
 //! What each OS module provides (the interface):
 //! - [`RunWatch`]: watches a run's session leader, started by [`crate::process::spawn`]: its
-//!   exit, seen without reaping it (`exited`), and on macOS the run's forks while it lives.
+//!   exit, seen without reaping it (`exited`), and on macOS the run's forks while it lives. On
+//!   Windows it also holds the run's job object (see below) and stops it (`interrupt`, `kill`).
 //! - [`sweep`]: after the leader exited, kills every process of the run that is left (those
 //!   that left its group too) and reaps what came back to us; how many it killed.
 //! - [`kill_runs`] with [`RunsOf`]: one pass that kills every process of every run of one
@@ -24,6 +25,18 @@
 //!   check on every OS that nothing of a run is left), each answer empty or `None` for a
 //!   process that is gone or not ours to read.
 //!
+//! - What Unix has and Windows spells differently: [`cpu_time`] of this process,
+//!   [`running_as_root`], [`exit_signal`], [`private_dir`], [`file_id`], [`disk_bytes`],
+//!   [`symlink`].
+//!
+//! Windows (`windows/`) fits the same interface with a job object per run instead of a
+//! session: [`start_in_job`] creates the CLI suspended, assigns it, then resumes it; [`sweep`]
+//! terminates the job and waits until it reports no active process; [`kill_runs`] terminates
+//! every live job of this process. There is no subreaper ([`adopt_orphans`] does nothing), no
+//! guardian process (the kernel closes a dead server's jobs, which kill their trees) and no
+//! kernel sandbox ([`Sandbox`] is an empty type); `before_exec`, `sandboxed_argv` and
+//! `widen_pipe` are Unix only.
+//!
 //! The logic around the macOS calls that is not a system call (linking a process table into a
 //! run's tree, the stop-rescan-kill loop, the Seatbelt profile) is plain code in `tree`,
 //! `teardown` and `seatbelt`, compiled on macOS and in the tests of every OS.
@@ -38,6 +51,16 @@ mod macos;
 #[cfg(target_os = "macos")]
 use macos as os;
 
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::{cpu_time, disk_bytes, exit_signal, file_id, private_dir, running_as_root, symlink};
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
 pub(crate) mod marked;
 pub(crate) mod support;
 
@@ -48,15 +71,21 @@ pub(crate) mod teardown;
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod tree;
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod observe_tests;
 
+#[cfg(windows)]
 pub use os::{
-    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments, before_exec,
-    build_sandbox, children, cpu_time_of, current_exe, environment_value, kill_runs, probe_sandbox,
-    process_ids, process_start, release_freed_memory, resident_bytes, sandboxed_argv,
-    spawn_sandbox, sweep, tune_allocator, widen_pipe,
+    Job, cpu_time, disk_bytes, exit_signal, file_id, private_dir, running_as_root, start_in_job,
+    symlink,
 };
+pub use os::{
+    RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments, build_sandbox,
+    children, cpu_time_of, current_exe, environment_value, kill_runs, probe_sandbox, process_ids,
+    process_start, release_freed_memory, resident_bytes, spawn_sandbox, sweep, tune_allocator,
+};
+#[cfg(unix)]
+pub use os::{before_exec, sandboxed_argv, widen_pipe};
 
 /// Whether process `pid` exists and has not exited (a zombie has, only not yet reaped).
 pub fn is_alive(pid: u32) -> bool {
@@ -72,21 +101,4 @@ impl KernelSupport {
         static CURRENT: std::sync::OnceLock<KernelSupport> = std::sync::OnceLock::new();
         *CURRENT.get_or_init(probe_sandbox)
     }
-}
-
-/// The user and system CPU time of this process so far (`getrusage`, the same on every OS).
-pub fn cpu_time() -> std::time::Duration {
-    let mut usage = std::mem::MaybeUninit::<nix::libc::rusage>::zeroed();
-    // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF is always valid, and the
-    // struct was zeroed should it fail.
-    let usage = unsafe {
-        nix::libc::getrusage(nix::libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    let time = |t: nix::libc::timeval| {
-        let micros = u64::try_from(t.tv_usec).unwrap_or(0);
-        std::time::Duration::new(u64::try_from(t.tv_sec).unwrap_or(0), 0)
-            + std::time::Duration::from_micros(micros)
-    };
-    time(usage.ru_utime) + time(usage.ru_stime)
 }

@@ -1,5 +1,5 @@
 //! What the running OS offers to confine a run, asked once per process: Landlock on Linux,
-//! Seatbelt (`sandbox-exec`) on macOS.
+//! Seatbelt (`sandbox-exec`) on macOS, nothing on Windows.
 
 /// The kernel sandbox on this OS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub enum KernelSupport {
     Seatbelt,
     /// macOS without `/usr/bin/sandbox-exec`.
     NoSeatbelt,
+    /// Windows: no kernel sandbox the server can apply to an arbitrary CLI.
+    NoWindowsSandbox,
 }
 
 impl KernelSupport {
@@ -41,6 +43,11 @@ impl KernelSupport {
                 "/usr/bin/sandbox-exec, macOS's Seatbelt, is missing: it ships with every \
                  macOS since 10.5; restore it from the system, or run with --sandbox off",
             ),
+            Self::NoWindowsSandbox => Some(
+                "Windows has no kernel sandbox the server can apply to a CLI (no Landlock or \
+                 Seatbelt): each CLI's own permission flags are the only bound; run with \
+                 --sandbox auto or off",
+            ),
         }
     }
 }
@@ -53,6 +60,7 @@ impl std::fmt::Display for KernelSupport {
             Self::NoLandlock => f.write_str("no Landlock"),
             Self::Seatbelt => f.write_str("Seatbelt (sandbox-exec)"),
             Self::NoSeatbelt => f.write_str("no Seatbelt"),
+            Self::NoWindowsSandbox => f.write_str("no kernel sandbox (Windows)"),
         }
     }
 }

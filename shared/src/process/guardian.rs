@@ -11,8 +11,13 @@
 //! runs left, and exits. On a normal exit it finds nothing and exits at once.
 //! Its stdout is /dev/null: it must never hold the MCP channel open. A server (or `run`)
 //! starts it before anything else, so no process of a run is ever started unguarded.
+//!
+//! On Windows there is no guardian process: every run's tree is a job object with
+//! kill-on-close whose only handle the server holds, so the server's death by any means closes
+//! the handles and the kernel kills every run. [`Guardian::start`] starts nothing there.
 
 use std::io::Read;
+#[cfg(unix)]
 use std::process::{ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -41,13 +46,24 @@ pub enum GuardianError {
 
 /// The running guardian of this process: the write end of its stdin. Dropping it (or our
 /// death) closes the pipe. The process is not waited for: it ends only after our pipe closes,
-/// normally as we exit, and whoever adopts it then reaps it.
+/// normally as we exit, and whoever adopts it then reaps it. On Windows, nothing (see the
+/// module's doc).
 pub struct Guardian {
+    #[cfg(unix)]
     _pipe: ChildStdin,
 }
 
 impl Guardian {
+    /// On Windows the kernel keeps the guardian's promise by itself: the server holds every
+    /// run's job handle, each job kills its tree when its last handle closes, and the server's
+    /// death closes them all. So there is no process to start.
+    #[cfg(windows)]
+    pub fn start() -> Result<Self, GuardianError> {
+        Ok(Self {})
+    }
+
     /// Start the guardian of this process's runs. Call it before the first run.
+    #[cfg(unix)]
     pub fn start() -> Result<Self, GuardianError> {
         let child = Command::new(platform::current_exe().map_err(GuardianError::Start)?)
             .arg(GUARDIAN_SUBCOMMAND)
@@ -70,6 +86,7 @@ impl Guardian {
 pub fn run_guardian(prefix: &MarkerPrefix) -> usize {
     // Out of our parent's group and session, so a signal to those does not reach us. Done
     // here rather than before exec so the parent can spawn us the fast way (posix_spawn).
+    #[cfg(unix)]
     let _ = nix::unistd::setsid();
     // Whose runs: the server's, known now, while it still lives.
     let runs = RunsOf::parent();

@@ -1,22 +1,23 @@
-//! The leader of a run's session (pid = pgid = sid), kept unreaped until the run is torn down.
+//! The leader of a run's process tree, kept until the run is torn down.
 //!
-//! While the leader is an unreaped zombie the OS keeps its pid, and with it the run's group
-//! and session ids, out of reuse. So its exit is seen without reaping it (the platform's
-//! [`RunWatch`]); the group signals and the sweep happen then; only [`Leader::reap`], which
-//! consumes the leader, gives the pid back.
+//! On Unix it leads the run's session (pid = pgid = sid), and while it is an unreaped zombie
+//! the OS keeps its pid, and with it the run's group and session ids, out of reuse. So its exit
+//! is seen without reaping it (the platform's [`RunWatch`]); the group signals and the sweep
+//! happen then; only [`Leader::reap`], which consumes the leader, gives the pid back.
+//!
+//! On Windows the run's tree is a job object that the [`RunWatch`] holds: stopping it is the
+//! console's Ctrl-Break to the leader's process group, then the job terminated; closing the
+//! job (the leader dropped, or this process dead) kills whatever is left of the tree.
 
 use std::fmt;
 use std::process::ExitStatus;
 
-use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::process::Child;
 
 use crate::platform::RunWatch;
 
-/// A run's CLI, the leader of the run's session: its exit is watched without reaping it, so
-/// its pid, group and session stay the run's until the teardown is done.
+/// A run's CLI, the leader of the run's tree: its exit is watched without giving up the
+/// run's hold on its tree, so the teardown still reaches all of it.
 pub struct Leader {
     watch: RunWatch,
     /// `None` only once reaped.
@@ -25,19 +26,33 @@ pub struct Leader {
 
 impl Leader {
     /// Take charge of a freshly spawned, not yet awaited, session leader.
+    #[cfg(unix)]
     pub(crate) fn new(child: Child) -> std::io::Result<Self> {
         let pid = child
             .id()
             .ok_or_else(|| std::io::Error::other("the CLI exited before it could be tracked"))?;
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).map_err(std::io::Error::other)?);
         Ok(Self {
-            watch: RunWatch::new(Pid::from_raw(pid as i32))?,
+            watch: RunWatch::new(pid)?,
             child: Some(child),
         })
     }
 
-    /// Its pid.
-    pub fn pid(&self) -> Pid {
-        self.watch.pid()
+    /// Take charge of a freshly started CLI whose whole tree `watch` holds (its job).
+    #[cfg(windows)]
+    pub(crate) fn new(child: Child, watch: RunWatch) -> Self {
+        Self {
+            watch,
+            child: Some(child),
+        }
+    }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        #[cfg(unix)]
+        return u32::try_from(self.watch.pid().as_raw()).unwrap_or_default();
+        #[cfg(windows)]
+        return self.watch.pid();
     }
 
     /// What the platform knows of the run while it lives, for its sweep.
@@ -45,18 +60,39 @@ impl Leader {
         &self.watch
     }
 
-    /// Resolves once the leader has exited, leaving it unreaped.
+    /// Resolves once the leader has exited, the run's hold on its tree kept.
     pub async fn exited(&self) {
         self.watch.exited().await;
     }
 
+    /// The polite first step of a stop: SIGINT to the run's process group on Unix, Ctrl-Break
+    /// to it on Windows (where the CLI has a console to receive it). False when it reached
+    /// nobody.
+    pub fn interrupt(&self) -> bool {
+        #[cfg(unix)]
+        return self.signal_group(nix::sys::signal::Signal::SIGINT);
+        #[cfg(windows)]
+        return self.watch.interrupt();
+    }
+
+    /// Kill the run's tree: SIGKILL to its process group on Unix (the sweep finds what left
+    /// it), its job terminated on Windows. False when it was already gone.
+    pub fn kill(&self) -> bool {
+        #[cfg(unix)]
+        return self.signal_group(nix::sys::signal::Signal::SIGKILL);
+        #[cfg(windows)]
+        return self.watch.kill();
+    }
+
     /// Send `signal` to the run's process group. False when the group is already gone.
-    pub fn signal_group(&self, signal: Signal) -> bool {
-        match killpg(self.pid(), signal) {
+    #[cfg(unix)]
+    fn signal_group(&self, signal: nix::sys::signal::Signal) -> bool {
+        let group = self.watch.pid();
+        match nix::sys::signal::killpg(group, signal) {
             Ok(()) => true,
-            Err(Errno::ESRCH) => false,
+            Err(nix::errno::Errno::ESRCH) => false,
             Err(error) => {
-                tracing::warn!(leader = %self.pid(), ?signal, %error, "could not signal the CLI's process group");
+                tracing::warn!(leader = %group, ?signal, %error, "could not signal the CLI's process group");
                 false
             }
         }
@@ -70,13 +106,13 @@ impl Leader {
     }
 }
 
-/// A leader dropped unreaped (its run was abandoned) takes its whole group with it; tokio
+/// A leader dropped unreaped (its run was abandoned) takes its whole tree with it; tokio
 /// reaps the child afterwards.
 impl Drop for Leader {
     fn drop(&mut self) {
         self.watch.release();
         if self.child.is_some() {
-            self.signal_group(Signal::SIGKILL);
+            self.kill();
         }
     }
 }
@@ -87,8 +123,12 @@ impl fmt::Display for Leader {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
+    use nix::errno::Errno;
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+
     use super::*;
 
     #[tokio::test]
@@ -99,7 +139,7 @@ mod tests {
             .spawn()
             .expect("spawn sh");
         let leader = Leader::new(child).expect("leader");
-        let pid = leader.pid();
+        let pid = Pid::from_raw(leader.pid() as i32);
         leader.exited().await;
         // The group is still there, held by the zombie: signalling it succeeds.
         assert!(leader.signal_group(Signal::SIGCONT), "exited, not reaped");

@@ -8,13 +8,18 @@
 //! [`LineReader::fill_paced`] reads a busy pipe in batches (see [`Pacing`]).
 
 use std::io;
+#[cfg(unix)]
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use nix::errno::Errno;
+#[cfg(unix)]
 use nix::fcntl::{FcntlArg, OFlag, fcntl};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+#[cfg(unix)]
 use super::pipe::Pipe;
 
 /// One line of output.
@@ -42,6 +47,7 @@ pub struct LineReader<R> {
     discarded: usize,
     eof: bool,
     max_bytes: usize,
+    #[cfg(unix)]
     pacing: Pacing,
 }
 
@@ -61,6 +67,7 @@ impl<R> LineReader<R> {
             discarded: 0,
             eof: false,
             max_bytes,
+            #[cfg(unix)]
             pacing: Pacing::default(),
         }
     }
@@ -137,22 +144,28 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+#[cfg(unix)]
 /// How long a reader that keeps up with a busy writer waits before its next read, so that one
 /// wake-up takes many lines rather than one.
 const BATCH_WAIT: Duration = Duration::from_millis(1);
+#[cfg(unix)]
 /// Reads closer together than this mean a busy writer: a read after a wait comes one
 /// `BATCH_WAIT` after the one before, so batching goes on while the writer does.
 const BUSY_GAP: Duration = Duration::from_millis(2);
+#[cfg(unix)]
 /// A writer giving at least this much per `BATCH_WAIT` fills a pipe during a wait.
 const FAST_BYTES: u128 = 4096;
+#[cfg(unix)]
 /// A read this large means the reader is behind: it reads again at once, as waiting would
 /// only delay it.
 const BEHIND_BYTES: usize = 64 * 1024;
+#[cfg(unix)]
 /// The pipe size asked for once the writer proves fast: room for what it writes during a
 /// wait (the default 64 KiB would make it block). Only fast pipes ask, so that many quiet
 /// runs do not use up the user's pipe allowance (`/proc/sys/fs/pipe-user-pages-soft`).
 const BUSY_PIPE_BYTES: i32 = 1 << 20;
 
+#[cfg(unix)]
 /// When to read: at once while reads are sparse or the reader is behind; after a short wait
 /// while they come often. A CLI flushes every event, so a reader that keeps up wakes once per
 /// line, and a wake-up costs more than parsing the line; how often the reads come, not how
@@ -164,6 +177,7 @@ struct Pacing {
     last_read: Option<Instant>,
 }
 
+#[cfg(unix)]
 impl Pacing {
     /// Note a read of `bytes` made `now`; true when the pipe should grow now.
     fn note(&mut self, bytes: usize, now: Instant) -> bool {
@@ -175,6 +189,7 @@ impl Pacing {
     }
 }
 
+#[cfg(unix)]
 impl LineReader<Pipe> {
     /// Wait for more output, after a short wait while the writer is busy (see `Pacing`);
     /// returns how many bytes came, 0 at its end. During that wait the pipe is not watched,
@@ -231,6 +246,7 @@ impl LineReader<Pipe> {
     }
 }
 
+#[cfg(unix)]
 /// Read what `fd` (non-blocking) holds now into `buf`, making room as it goes, up to about
 /// `limit` bytes; `WouldBlock` when it held nothing. Sets `eof` at the end of the output.
 fn read_now(
@@ -264,6 +280,7 @@ fn read_now(
     Ok(total)
 }
 
+#[cfg(unix)]
 /// One read of `fd` that never blocks: `Some(0)` at the end of output, `None` when nothing
 /// is there to read now.
 pub(super) fn read_ready(fd: impl AsFd, buf: &mut [u8]) -> io::Result<Option<usize>> {
@@ -282,7 +299,7 @@ pub(super) fn read_ready(fd: impl AsFd, buf: &mut [u8]) -> io::Result<Option<usi
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

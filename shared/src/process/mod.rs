@@ -1,18 +1,25 @@
-//! Running a CLI as a contained process tree: its own session, piped stdio, a group signal to
-//! stop it, a sweep for whatever escaped the group, and a guardian for when we are killed.
-//! What each of these asks of the OS is in [`crate::platform`].
+//! Running a CLI as a contained process tree: its own session (a job object on Windows), piped
+//! stdio, a group signal to stop it, a sweep for whatever escaped the group, and a guardian
+//! for when we are killed (none needed on Windows, where the kernel closes our jobs). What
+//! each of these asks of the OS is in [`crate::platform`].
 
 mod guardian;
 mod leader;
 mod lines;
+#[cfg(unix)]
 mod pipe;
+#[cfg(windows)]
+mod pipe_windows;
 mod spawn;
 mod stderr_tail;
 
 pub use guardian::{GUARDIAN_SUBCOMMAND, Guardian, GuardianError, run_guardian};
 pub use leader::Leader;
 pub use lines::{Line, LineReader};
+#[cfg(unix)]
 pub use pipe::Pipe;
+#[cfg(windows)]
+pub use pipe_windows::Pipe;
 pub use spawn::{SpawnedCli, spawn};
 pub use stderr_tail::StderrTail;
 

@@ -2,10 +2,12 @@
 //! end of what it said is kept for error messages.
 
 use std::collections::VecDeque;
+#[cfg(unix)]
 use std::os::fd::AsFd;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+#[cfg(unix)]
 use super::lines::read_ready;
 
 /// A CLI's stderr pipe and the last bytes read from it.
@@ -69,6 +71,7 @@ impl<R: AsyncRead + Unpin> StderrTail<R> {
     }
 }
 
+#[cfg(unix)]
 impl<R: AsFd> StderrTail<R> {
     /// Keep what the pipe holds now, up to about `limit` bytes, without waiting.
     pub fn read_now(&mut self, limit: usize) {
@@ -84,6 +87,13 @@ impl<R: AsFd> StderrTail<R> {
             }
         }
     }
+}
+
+#[cfg(windows)]
+impl<R> StderrTail<R> {
+    /// Keep what the pipe holds now without waiting: nothing on Windows, where tokio's child
+    /// pipes have no read that cannot wait (see `pipe_windows`); the async reads keep the rest.
+    pub fn read_now(&mut self, _limit: usize) {}
 }
 
 #[cfg(test)]

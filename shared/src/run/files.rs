@@ -126,12 +126,11 @@ fn hand_over_schema(
 /// A fresh path for one of a run's files (`kind` names it), in a directory of its own made in
 /// the temp dir.
 fn run_file_path(kind: &str, file: &str) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::DirBuilderExt;
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     // Named by this process instance, so its guardian can remove it after a SIGKILL.
     let dir = std::env::temp_dir().join(format!("cam-{kind}-{}-{n}", crate::marker::instance()));
-    std::fs::DirBuilder::new().mode(0o700).create(&dir)?;
+    crate::platform::private_dir().create(&dir)?;
     Ok(dir.join(file))
 }
 

@@ -12,7 +12,6 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use nix::sys::signal::Signal;
 use tokio::io::AsyncWriteExt;
 use tokio::process::ChildStderr;
 use tokio::task::JoinHandle;
@@ -297,7 +296,7 @@ impl<'o> RunState<'o> {
     fn deadline_passed(&mut self, leader: &Leader) {
         let now = Instant::now();
         if self.kill_at.is_some_and(|at| at <= now) {
-            leader.signal_group(Signal::SIGKILL);
+            leader.kill();
             self.kill_at = None;
         }
         if self.stop.is_some() {
@@ -405,7 +404,8 @@ impl<'o> RunState<'o> {
     }
 
     /// The polite first step of a teardown: SIGINT to the whole group (codex and claude stop
-    /// cleanly on it; gemini only when the group gets it), then SIGKILL after the grace.
+    /// cleanly on it; gemini only when the group gets it; Ctrl-Break on Windows), then the
+    /// kill after the grace.
     /// A second cause while stopping only replaces the first if it is a lost line.
     fn begin_stop(&mut self, leader: &Leader, cause: StopCause) {
         if self.stop.is_some() {
@@ -417,7 +417,7 @@ impl<'o> RunState<'o> {
         tracing::debug!(%leader, ?cause, "stopping the CLI");
         self.transcript.note_stop_requested();
         self.stop = Some(cause);
-        leader.signal_group(Signal::SIGINT);
+        leader.interrupt();
         self.kill_at = Some(Instant::now() + self.limits.grace);
     }
 
@@ -425,7 +425,7 @@ impl<'o> RunState<'o> {
     /// writers died with them, so this reads to the end however late this task gets to run;
     /// only a pipe still held open by a process that escaped the run is given up on, after
     /// `drain_grace`, and not before everything it holds was taken.
-    async fn drain(&mut self, output: &mut Output, leader: nix::unistd::Pid) {
+    async fn drain(&mut self, output: &mut Output, leader: u32) {
         let deadline = Instant::now() + self.limits.drain_grace;
         output.read_now();
         self.take_drained(output);
@@ -450,7 +450,7 @@ impl<'o> RunState<'o> {
         }
     }
 
-    fn gave_up_draining(&mut self, output: &Output, leader: nix::unistd::Pid) {
+    fn gave_up_draining(&mut self, output: &Output, leader: u32) {
         let grace = self.limits.drain_grace.as_secs_f32();
         let unfinished = output.stdout.pending_bytes();
         tracing::warn!(

@@ -44,9 +44,8 @@ pub struct RunTmp {
 impl RunTmp {
     /// A new directory, readable by this user only, under the server's temp dir.
     pub fn create(marker: &str) -> std::io::Result<Self> {
-        use std::os::unix::fs::DirBuilderExt;
         let path = std::env::temp_dir().join(format!("cam-run-{marker}"));
-        std::fs::DirBuilder::new().mode(0o700).create(&path)?;
+        crate::platform::private_dir().create(&path)?;
         Ok(Self { path })
     }
 

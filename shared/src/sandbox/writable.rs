@@ -46,13 +46,11 @@ impl WritePlan {
 
 /// Makes `dir` (and its missing parents), readable by this user only, if it does not exist.
 fn make_private_dir(dir: &Path) -> Result<(), SandboxError> {
-    use std::os::unix::fs::DirBuilderExt;
     if dir.exists() {
         return Ok(());
     }
-    std::fs::DirBuilder::new()
+    crate::platform::private_dir()
         .recursive(true)
-        .mode(0o700)
         .create(dir)
         .map_err(|source| SandboxError::Io {
             what: "CLI state directory",

@@ -6,8 +6,6 @@ mod lines;
 mod tools;
 mod verdict;
 
-use std::os::unix::process::ExitStatusExt;
-
 use crate::agent::Agent;
 use crate::dialect::LineIssue;
 use crate::event::Usage;
@@ -241,7 +239,7 @@ impl Transcript {
             tools: self.tools.into_summary(),
             usage: self.usage,
             exit_code: end.exit.and_then(|exit| exit.code()),
-            exit_signal: end.exit.and_then(|exit| exit.signal()),
+            exit_signal: end.exit.and_then(crate::platform::exit_signal),
             duration_ms: u64::try_from(end.duration.as_millis()).unwrap_or(u64::MAX),
             stderr_tail: end.stderr_tail,
             warnings,
@@ -278,7 +276,11 @@ mod tests {
     use crate::outcome::ErrorKind;
 
     fn exit(code: i32) -> Option<ExitStatus> {
-        Some(ExitStatus::from_raw(code << 8))
+        #[cfg(unix)]
+        let status = std::os::unix::process::ExitStatusExt::from_raw(code << 8);
+        #[cfg(windows)]
+        let status = std::os::windows::process::ExitStatusExt::from_raw(code.cast_unsigned());
+        Some(status)
     }
 
     fn transcript(events: &[AgentEvent]) -> Transcript {

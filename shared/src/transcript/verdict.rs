@@ -2,7 +2,6 @@
 //! did (cancel, deadline, line cap), never from the exit code alone: gemini exits 0 on a
 //! cancel, claude exits 0 on SIGINT.
 
-use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::Duration;
 
@@ -156,7 +155,7 @@ impl Verdict<'_> {
 /// How the process ended, for messages: `exited with code 3`, `was killed by signal 9`.
 pub(super) fn describe_exit(exit: Option<ExitStatus>) -> String {
     match exit {
-        Some(exit) => match (exit.code(), exit.signal()) {
+        Some(exit) => match (exit.code(), crate::platform::exit_signal(exit)) {
             (Some(code), _) => format!("exited with code {code}"),
             (None, Some(signal)) => format!("was killed by signal {signal}"),
             (None, None) => "exited".to_owned(),

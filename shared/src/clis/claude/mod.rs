@@ -55,7 +55,7 @@ impl Cli for Claude {
         request: &RunRequest,
         program: &Path,
     ) -> Result<CommandLine, SetupError> {
-        command_line::command_line(request, program, nix::unistd::geteuid().is_root())
+        command_line::command_line(request, program, crate::platform::running_as_root())
     }
 
     fn question_hook(&self) -> Option<QuestionHook> {
