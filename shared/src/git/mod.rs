@@ -52,5 +52,6 @@ pub use repo::{Repo, not_tracked_reason};
 pub use snapshot::{KeptIndex, Snapshot};
 pub use worktree::{BranchFate, JobWorktree, Worktree, disk_usage, worktree_metadata};
 
-#[cfg(test)]
+// They run git's hooks and build fixtures with `sh`, symbolic links and file modes.
+#[cfg(all(test, unix))]
 mod tests;

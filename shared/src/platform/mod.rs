@@ -64,7 +64,7 @@ use windows as os;
 pub(crate) mod marked;
 pub(crate) mod support;
 
-#[cfg(any(target_os = "macos", test))]
+#[cfg(any(target_os = "macos", all(test, unix)))]
 pub(crate) mod seatbelt;
 #[cfg(any(target_os = "macos", test))]
 pub(crate) mod teardown;

@@ -181,5 +181,6 @@ pub fn tells_of_refusal(output: &str) -> bool {
     REFUSAL.is_match(output)
 }
 
-#[cfg(test)]
+// They need a kernel sandbox and `sh`: Linux's and macOS's.
+#[cfg(all(test, unix))]
 mod tests;
