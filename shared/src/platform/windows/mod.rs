@@ -17,6 +17,9 @@ mod start;
 mod sweep;
 mod toolhelp;
 
+#[cfg(test)]
+mod tests;
+
 pub use figures::{
     cpu_time, cpu_time_of, current_exe, process_start, release_freed_memory, resident_bytes,
     tune_allocator,
