@@ -70,6 +70,8 @@ fn sleep_forever() -> ! {
 ///   child that breaks away from the job and says how that went, says it is ready, sleeps.
 /// - `middle`: starts a `sleeper`, sleeps. `sleeper`: sleeps.
 /// - `orphaner`: starts `middle` and a detached `sleeper`, and exits at once.
+/// - `holder`: starts a `tree` through the engine's spawn (in a job of its own), says the
+///   tree's marker and that it is ready, and holds the job until it is killed.
 /// - `brief`: starts a `linger` and exits at once. `linger`: lives [`LINGER`], then exits.
 #[test]
 #[ignore = "a role the tree tests start in child processes"]
@@ -106,6 +108,7 @@ fn tree_role() {
             start_role("sleeper", DETACHED_PROCESS).unwrap();
             println!("CAM ready");
         }
+        "holder" => hold_a_tree(),
         "brief" => {
             start_role("linger", 0).unwrap();
             println!("CAM ready");
@@ -113,6 +116,21 @@ fn tree_role() {
         "linger" => std::thread::sleep(LINGER),
         other => panic!("unknown role {other}"),
     }
+}
+
+/// The `holder` role: a server's part, holding a run's job.
+fn hold_a_tree() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let run = start("tree").await;
+        wait_for_tree(run.marker.as_str()).await;
+        println!("CAM marker {}", run.marker.as_str());
+        println!("CAM ready");
+        std::future::pending::<()>().await;
+    });
 }
 
 /// The command line that starts this binary in `role`, marked with `marker` by the spawn.
@@ -130,10 +148,10 @@ fn role_command(role: &str) -> CommandLine {
 }
 
 /// The processes now in the table with `marker` in their environment.
-fn marked(marker: &RunMarker) -> Vec<u32> {
+fn marked(marker: &str) -> Vec<u32> {
     process_ids()
         .into_iter()
-        .filter(|&pid| environment_value(pid, MARKER_VAR).as_deref() == Some(marker.as_str()))
+        .filter(|&pid| environment_value(pid, MARKER_VAR).as_deref() == Some(marker))
         .collect()
 }
 
@@ -144,7 +162,7 @@ fn plays_a_role(pid: u32) -> bool {
 
 /// Wait until the [`TREE`] roles of a tree carry `marker`; then every process carrying it
 /// (the roles and the console host). Panics after [`PATIENCE`].
-async fn wait_for_tree(marker: &RunMarker) -> Vec<u32> {
+async fn wait_for_tree(marker: &str) -> Vec<u32> {
     let deadline = Instant::now() + PATIENCE;
     loop {
         let pids = marked(marker);
@@ -225,7 +243,7 @@ async fn start(role: &str) -> Started {
 async fn a_tree_with_new_groups_and_detached_children_is_gone_after_the_teardown() {
     let run = start("tree").await;
     let (leader, marker) = (&run.leader, &run.marker);
-    let mut pids = wait_for_tree(marker).await;
+    let mut pids = wait_for_tree(marker.as_str()).await;
     let job = leader.watch().job().clone();
     let mut in_job = job.process_ids().unwrap();
     in_job.sort_unstable();
@@ -250,7 +268,11 @@ async fn a_tree_with_new_groups_and_detached_children_is_gone_after_the_teardown
     );
 
     assert_eq!(job.active_processes().unwrap(), 0);
-    assert_eq!(marked(marker), Vec::<u32>::new(), "left of the tree");
+    assert_eq!(
+        marked(marker.as_str()),
+        Vec::<u32>::new(),
+        "left of the tree"
+    );
     let Started { leader, .. } = run;
     assert_eq!(
         leader.reap().await.and_then(|status| status.code()),
@@ -265,13 +287,17 @@ async fn what_a_leader_that_exited_left_running_is_swept() {
     run.leader.exited().await;
     // Its child, grandchild and detached child, once the child has started the grandchild.
     let deadline = Instant::now() + PATIENCE;
-    while marked(&run.marker)
+    while marked(run.marker.as_str())
         .into_iter()
         .filter(|&pid| plays_a_role(pid))
         .count()
         < 3
     {
-        assert!(Instant::now() < deadline, "{:?}", marked(&run.marker));
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            marked(run.marker.as_str())
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let started = Instant::now();
@@ -281,7 +307,11 @@ async fn what_a_leader_that_exited_left_running_is_swept() {
         started.elapsed().as_millis()
     );
     assert!(swept >= 3, "{swept}");
-    assert_eq!(marked(&run.marker), Vec::<u32>::new(), "left of the tree");
+    assert_eq!(
+        marked(run.marker.as_str()),
+        Vec::<u32>::new(),
+        "left of the tree"
+    );
     let Started { leader, .. } = run;
     assert_eq!(
         leader.reap().await.and_then(|status| status.code()),
@@ -299,10 +329,10 @@ async fn a_child_asking_to_break_away_from_the_runs_job_is_refused() {
         .collect();
     assert_eq!(said.len(), 1, "{:?}", run.lines);
     assert!(said[0].starts_with("CAM breakaway refused"), "{}", said[0]);
-    wait_for_tree(&run.marker).await;
+    wait_for_tree(run.marker.as_str()).await;
     assert!(run.leader.kill());
     process::sweep(&run.leader, &run.marker).await;
-    assert_eq!(marked(&run.marker), Vec::<u32>::new());
+    assert_eq!(marked(run.marker.as_str()), Vec::<u32>::new());
 }
 
 #[tokio::test]
@@ -321,7 +351,7 @@ async fn the_end_of_a_run_waits_for_its_last_descendant() {
     );
     assert!(empty);
     assert_eq!(
-        marked(&run.marker),
+        marked(run.marker.as_str()),
         Vec::<u32>::new(),
         "the job said empty too soon"
     );
@@ -345,13 +375,13 @@ async fn closing_the_job_kills_the_tree() {
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     let (child, watch) = start_in_job(&mut cmd).unwrap();
-    let pids = wait_for_tree(&marker).await;
+    let pids = wait_for_tree(marker.as_str()).await;
 
     // No terminate: the job's last handles close, and kill-on-close does the rest.
     let started = Instant::now();
     drop(watch);
     let deadline = started + PATIENCE;
-    while !marked(&marker).is_empty() {
+    while !marked(marker.as_str()).is_empty() {
         assert!(Instant::now() < deadline, "the tree outlived its job");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -361,4 +391,72 @@ async fn closing_the_job_kills_the_tree() {
         started.elapsed().as_millis()
     );
     drop(child);
+}
+
+#[tokio::test]
+async fn the_death_of_the_process_holding_the_job_kills_the_tree() {
+    let mut holder = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args(role_args())
+        .env(ROLE_VAR, "holder")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = LineReader::new(Pipe::new(holder.stdout.take().unwrap()), 64 * 1024);
+    let lines = lines_until_ready(&mut stdout).await;
+    let marker = lines
+        .iter()
+        .find_map(|line| line.strip_prefix("CAM marker "))
+        .expect("the holder said its tree's marker")
+        .to_owned();
+    let pids = wait_for_tree(&marker).await;
+
+    // TerminateProcess: the holder runs no code of its own on the way out, as after a kill -9.
+    let started = Instant::now();
+    holder.start_kill().unwrap();
+    let deadline = started + PATIENCE;
+    while !marked(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the tree outlived the holder of its job"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    eprintln!(
+        "a {}-process tree gone {} ms after the process holding its job was killed",
+        pids.len(),
+        started.elapsed().as_millis()
+    );
+}
+
+#[tokio::test]
+async fn the_figures_of_a_live_process_read_and_those_of_an_exited_one_do_not() {
+    let mut sleeper = start_role("sleeper", 0).unwrap();
+    let pid = sleeper.id();
+    let deadline = Instant::now() + PATIENCE;
+    while !plays_a_role(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "the sleeper never showed its arguments"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(super::process_start(pid).is_some());
+    assert!(super::cpu_time_of(pid).is_some());
+    assert!(super::resident_bytes(pid).is_some_and(|bytes| bytes > 0));
+    assert_eq!(environment_value(pid, ROLE_VAR).as_deref(), Some("sleeper"));
+    assert_eq!(
+        environment_value(pid, &ROLE_VAR.to_lowercase()).as_deref(),
+        Some("sleeper"),
+        "names are matched regardless of case"
+    );
+    assert!(super::cpu_time() > Duration::ZERO);
+
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    // Our handle keeps the exited process listed; it is no longer alive.
+    assert_eq!(super::process_start(pid), None);
+    assert!(!crate::platform::is_alive(pid));
 }
