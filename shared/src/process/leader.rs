@@ -66,8 +66,8 @@ impl Leader {
     }
 
     /// The polite first step of a stop: SIGINT to the run's process group on Unix, Ctrl-Break
-    /// to it on Windows (where the CLI has a console to receive it). False when it reached
-    /// nobody.
+    /// to it on Windows where the CLI shares our console (without one there is no grace to
+    /// give: the run's job is terminated at once). False when it reached nobody.
     pub fn interrupt(&self) -> bool {
         #[cfg(unix)]
         return self.signal_group(nix::sys::signal::Signal::SIGINT);

@@ -77,14 +77,15 @@ impl RunWatch {
 
     /// Ctrl-Break to the leader's process group (it leads one of its own): the grace before
     /// the kill. It reaches the CLI only where it shares our console; without a console (a
-    /// server started by a desktop host, CI) there is none to send it through, and the kill
-    /// that follows the grace ends the run. False when it could not be sent.
+    /// server started by a desktop host, CI) there is none to send it through, and so no grace
+    /// to wait out: the job is terminated at once. False when the Ctrl-Break was not sent.
     pub fn interrupt(&self) -> bool {
         // SAFETY: plain call with a process group id.
         let sent = unsafe { GenerateConsoleCtrlEvent(CTRL_BREAK_EVENT, self.pid) } != 0;
         if !sent {
             let error = io::Error::last_os_error();
-            tracing::debug!(leader = self.pid, %error, "no Ctrl-Break for the CLI (no shared console); the kill follows the grace");
+            tracing::debug!(leader = self.pid, %error, "no Ctrl-Break for the CLI (no shared console): terminating its job now");
+            self.kill();
         }
         sent
     }

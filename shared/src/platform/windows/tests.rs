@@ -460,3 +460,24 @@ async fn the_figures_of_a_live_process_read_and_those_of_an_exited_one_do_not() 
     assert_eq!(super::process_start(pid), None);
     assert!(!crate::platform::is_alive(pid));
 }
+
+#[tokio::test]
+async fn a_stop_without_a_console_to_interrupt_through_kills_at_once() {
+    // These tests run without a console, as a server started by a desktop host does.
+    let run = start("tree").await;
+    wait_for_tree(run.marker.as_str()).await;
+    let started = Instant::now();
+    assert!(
+        !run.leader.interrupt(),
+        "a Ctrl-Break was sent without a console"
+    );
+    run.leader.exited().await;
+    let job = run.leader.watch().job().clone();
+    let empty = tokio::task::spawn_blocking(move || job.wait_empty(Duration::from_secs(5)));
+    assert!(empty.await.unwrap(), "the job was not terminated");
+    eprintln!(
+        "stopped without a grace in {} ms",
+        started.elapsed().as_millis()
+    );
+    assert_eq!(marked(run.marker.as_str()), Vec::<u32>::new());
+}
