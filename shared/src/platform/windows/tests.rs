@@ -72,6 +72,8 @@ fn sleep_forever() -> ! {
 /// - `orphaner`: starts `middle` and a detached `sleeper`, and exits at once.
 /// - `holder`: starts a `tree` through the engine's spawn (in a job of its own), says the
 ///   tree's marker and that it is ready, and holds the job until it is killed.
+/// - `last_resort`: starts two `tree`s, kills every run at once as a server's last resort
+///   does, and says how many processes that killed and the trees' markers.
 /// - `brief`: starts a `linger` and exits at once. `linger`: lives [`LINGER`], then exits.
 #[test]
 #[ignore = "a role the tree tests start in child processes"]
@@ -109,6 +111,7 @@ fn tree_role() {
             println!("CAM ready");
         }
         "holder" => hold_a_tree(),
+        "last_resort" => kill_every_run_of_two(),
         "brief" => {
             start_role("linger", 0).unwrap();
             println!("CAM ready");
@@ -128,6 +131,25 @@ fn hold_a_tree() {
         let run = start("tree").await;
         wait_for_tree(run.marker.as_str()).await;
         println!("CAM marker {}", run.marker.as_str());
+        println!("CAM ready");
+        std::future::pending::<()>().await;
+    });
+}
+
+/// The `last_resort` role: a server's last resort over two runs, alone in its process (every
+/// run of the process is killed).
+fn kill_every_run_of_two() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let runs = [start("tree").await, start("tree").await];
+        for run in &runs {
+            wait_for_tree(run.marker.as_str()).await;
+            println!("CAM marker {}", run.marker.as_str());
+        }
+        println!("CAM killed {}", process::kill_every_run());
         println!("CAM ready");
         std::future::pending::<()>().await;
     });
@@ -480,4 +502,36 @@ async fn a_stop_without_a_console_to_interrupt_through_kills_at_once() {
         started.elapsed().as_millis()
     );
     assert_eq!(marked(run.marker.as_str()), Vec::<u32>::new());
+}
+
+#[tokio::test]
+async fn the_last_resort_terminates_every_run_of_the_process() {
+    let mut server = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .args(role_args())
+        .env(ROLE_VAR, "last_resort")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = LineReader::new(Pipe::new(server.stdout.take().unwrap()), 64 * 1024);
+    let lines = lines_until_ready(&mut stdout).await;
+    let said = |what: &str| -> Vec<String> {
+        let prefix = format!("CAM {what} ");
+        lines
+            .iter()
+            .filter_map(|line| line.strip_prefix(prefix.as_str()).map(str::to_owned))
+            .collect()
+    };
+    let markers = said("marker");
+    assert_eq!(markers.len(), 2, "{lines:?}");
+    let killed: usize = said("killed")[0].parse().unwrap();
+    assert!(killed >= 2 * TREE, "{killed} processes killed");
+    let deadline = Instant::now() + PATIENCE;
+    while markers.iter().any(|marker| !marked(marker).is_empty()) {
+        assert!(Instant::now() < deadline, "a run outlived the last resort");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.start_kill().unwrap();
 }
