@@ -123,9 +123,9 @@ pub struct Places<'a> {
 }
 
 /// A dir to look in, and what it is.
-pub(super) struct Candidate {
-    pub(super) dir: PathBuf,
-    pub(super) source: CliSource,
+struct Candidate {
+    dir: PathBuf,
+    source: CliSource,
 }
 
 /// What a Windows search reads of the environment, read once (see [`WindowsEnv::current`]).
@@ -168,7 +168,7 @@ impl WindowsEnv {
     }
 
     /// The value of `name`, when set.
-    pub(super) fn var(&self, name: &str) -> Option<&Path> {
+    fn var(&self, name: &str) -> Option<&Path> {
         self.vars
             .iter()
             .find(|(set, _)| set.eq_ignore_ascii_case(name))
@@ -207,7 +207,7 @@ pub fn search(
     probe: &dyn Probe,
 ) -> Result<(PathBuf, CliSource), Vec<String>> {
     let (candidates, looked) = match places.windows {
-        Some(windows) => windows_dirs::candidates(places, windows, probe),
+        Some(windows) => windows_candidates(places, windows, probe),
         None => candidates(places, probe),
     };
     first_executable(binary, places.windows, candidates, probe).ok_or(looked)
@@ -279,6 +279,37 @@ fn candidates(places: Places<'_>, probe: &dyn Probe) -> (Vec<Candidate>, Vec<Str
     (found, looked)
 }
 
+/// Every dir to look in on Windows, in order, and how each is named in a report: the PATH,
+/// nvm-windows' node, the npm prefix of `%USERPROFILE%\.npmrc`, then the installers' dirs.
+fn windows_candidates(
+    places: Places<'_>,
+    windows: &WindowsEnv,
+    probe: &dyn Probe,
+) -> (Vec<Candidate>, Vec<String>) {
+    let mut found = path_dirs(places.path, CliSource::Path);
+    let mut looked = Vec::new();
+    let mut prefix = places.home.and_then(|home| npmrc_prefix(home, probe));
+    for (dir, path) in windows_dirs::dirs(|name| windows.var(name)) {
+        match path {
+            Some(path) => {
+                found.push(install_dir(dir, &path));
+                looked.push(dir.to_owned());
+            }
+            None => looked.push(windows_dirs::not_set(dir)),
+        }
+        // Right after nvm-windows' node, as on Unix after nvm's.
+        if let Some(prefix) = prefix.take() {
+            let npmrc = "the npm prefix of %USERPROFILE%\\.npmrc";
+            looked.push(format!("{} ({npmrc})", prefix.display()));
+            found.push(Candidate {
+                dir: prefix,
+                source: CliSource::NpmrcPrefix,
+            });
+        }
+    }
+    (found, looked)
+}
+
 fn install_dir(name: &'static str, dir: &Path) -> Candidate {
     Candidate {
         dir: dir.to_owned(),
@@ -287,7 +318,7 @@ fn install_dir(name: &'static str, dir: &Path) -> Candidate {
 }
 
 /// The absolute dirs of a PATH; an empty or relative entry would search the working dir.
-pub(super) fn path_dirs(path: &OsStr, source: CliSource) -> Vec<Candidate> {
+fn path_dirs(path: &OsStr, source: CliSource) -> Vec<Candidate> {
     std::env::split_paths(path)
         .filter(|dir| dir.is_absolute())
         .map(|dir| Candidate {
@@ -334,7 +365,7 @@ pub fn node_version(name: &str) -> Option<(u64, u64, u64)> {
 /// The `prefix=` that `~/.npmrc` sets (`npm config set prefix`), when absolute once `~` and
 /// `$HOME` are expanded. npm puts its CLIs in the prefix's `bin` on Unix, in the prefix itself
 /// on Windows.
-pub(super) fn npmrc_prefix(home: &Path, probe: &dyn Probe) -> Option<PathBuf> {
+fn npmrc_prefix(home: &Path, probe: &dyn Probe) -> Option<PathBuf> {
     let text = probe.read(&home.join(".npmrc"))?;
     let value = text.lines().rev().find_map(|line| {
         let (key, value) = line.split_once('=')?;

@@ -1,11 +1,9 @@
 //! Where Windows installers put the CLIs, the twins of the Unix places: nvm-windows' active
-//! node, the npm prefix of `%USERPROFILE%\.npmrc`, then [`WINDOWS_INSTALL_DIRS`] in their
-//! order. Each dir is under a variable (`%APPDATA%\npm`), so one not set is passed over and
-//! said so. Plain paths, tested on any machine with a [`WindowsEnv`] of temp dirs.
+//! node, then [`WINDOWS_INSTALL_DIRS`] in their order (the search puts the npm prefix of
+//! `%USERPROFILE%\.npmrc` between them). Each dir is under a variable (`%APPDATA%\npm`), so
+//! one not set is passed over and said so. Plain paths, tested on any machine.
 
-use std::path::PathBuf;
-
-use super::search::{Candidate, CliSource, Places, Probe, WindowsEnv, npmrc_prefix, path_dirs};
+use std::path::{Path, PathBuf};
 
 /// Where Windows installers put the CLIs, after nvm-windows and `.npmrc`'s prefix, in this
 /// order; each starts with the variable it is under.
@@ -48,57 +46,26 @@ fn split(dir: &'static str) -> Option<(&'static str, Vec<&'static str>)> {
     Some((name, parts))
 }
 
-/// Every dir to look in on Windows, in order, and how each is named in a report.
-pub(super) fn candidates(
-    places: Places<'_>,
-    windows: &WindowsEnv,
-    probe: &dyn Probe,
-) -> (Vec<Candidate>, Vec<String>) {
-    let mut found = path_dirs(places.path, CliSource::Path);
-    let mut looked = Vec::new();
-    add(NVM_SYMLINK, windows, &mut found, &mut looked);
-    if let Some(prefix) = places.home.and_then(|home| npmrc_prefix(home, probe)) {
-        looked.push(format!(
-            "{} (the npm prefix of %USERPROFILE%\\.npmrc)",
-            prefix.display()
-        ));
-        found.push(Candidate {
-            dir: prefix,
-            source: CliSource::NpmrcPrefix,
-        });
-    }
-    for &dir in WINDOWS_INSTALL_DIRS {
-        add(dir, windows, &mut found, &mut looked);
-    }
-    (found, looked)
+/// nvm-windows' link, then [`WINDOWS_INSTALL_DIRS`], each as written with its path: `None`
+/// when its variable (read through `var`) is not set.
+pub(super) fn dirs<'a>(
+    var: impl Fn(&str) -> Option<&'a Path>,
+) -> impl Iterator<Item = (&'static str, Option<PathBuf>)> {
+    std::iter::once(NVM_SYMLINK)
+        .chain(WINDOWS_INSTALL_DIRS.iter().copied())
+        .map(move |dir| (dir, expand(dir, &var)))
 }
 
-/// `dir` as a candidate when its variable is set; said either way.
-fn add(
-    dir: &'static str,
-    windows: &WindowsEnv,
-    found: &mut Vec<Candidate>,
-    looked: &mut Vec<String>,
-) {
-    match expand(dir, windows) {
-        Some(path) => {
-            found.push(Candidate {
-                dir: path,
-                source: CliSource::Dir(dir),
-            });
-            looked.push(dir.to_owned());
-        }
-        None => {
-            let name = split(dir).map_or(dir, |(name, _)| name);
-            looked.push(format!("{dir} ({name} is not set)"));
-        }
-    }
+/// How a dir whose variable is not set is named in a report.
+pub(super) fn not_set(dir: &'static str) -> String {
+    let name = split(dir).map_or(dir, |(name, _)| name);
+    format!("{dir} ({name} is not set)")
 }
 
 /// `dir` with its variable's value; `None` when it is not set.
-fn expand(dir: &'static str, windows: &WindowsEnv) -> Option<PathBuf> {
+fn expand<'a>(dir: &'static str, var: impl Fn(&str) -> Option<&'a Path>) -> Option<PathBuf> {
     let (name, parts) = split(dir)?;
-    let mut path = windows.var(name)?.to_path_buf();
+    let mut path = var(name)?.to_path_buf();
     path.extend(parts);
     Some(path)
 }
