@@ -31,7 +31,8 @@ pub struct Arguments {
 /// What the bare binary takes: the settings every command shares, and `serve`'s own.
 #[derive(Args, Debug)]
 pub struct Options {
-    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
+    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists;
+    /// %APPDATA%\cli-agent-mcp\config.toml on Windows).
     /// Flags and CAM_* variables override what it sets.
     #[arg(long, env = "CAM_CONFIG", global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,

@@ -22,6 +22,7 @@ mod offer;
 mod probe;
 #[cfg(test)]
 mod registry_tests;
+mod stop_signals;
 mod transport;
 mod web;
 

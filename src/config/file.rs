@@ -135,11 +135,28 @@ pub enum Location {
 }
 
 impl Location {
-    /// `$XDG_CONFIG_HOME/cli-agent-mcp/config.toml`, else `~/.config/cli-agent-mcp/config.toml`.
+    /// `$XDG_CONFIG_HOME/cli-agent-mcp/config.toml`, else `~/.config/cli-agent-mcp/config.toml`;
+    /// on Windows `%APPDATA%\cli-agent-mcp\config.toml` (the user's roaming settings).
     pub fn find(explicit: Option<PathBuf>, env: impl Fn(&str) -> Option<String>) -> Self {
+        Self::find_for(explicit, env, cfg!(windows))
+    }
+
+    fn find_for(
+        explicit: Option<PathBuf>,
+        env: impl Fn(&str) -> Option<String>,
+        windows: bool,
+    ) -> Self {
         let var = |name| env(name).filter(|value| !value.is_empty());
         if let Some(path) = explicit.or_else(|| var("CAM_CONFIG").map(PathBuf::from)) {
             return Self::Explicit(path);
+        }
+        if windows {
+            return match var("APPDATA").map(PathBuf::from) {
+                Some(appdata) if appdata.is_absolute() => {
+                    Self::Default(appdata.join("cli-agent-mcp").join("config.toml"))
+                }
+                _ => Self::None,
+            };
         }
         // The XDG spec says a relative path there is invalid and to be ignored.
         let base = match var("XDG_CONFIG_HOME").map(PathBuf::from) {
@@ -328,22 +345,53 @@ mod tests {
             ("HOME", "/h"),
         ]);
         assert_eq!(
-            Location::find(flag, all),
+            Location::find_for(flag, all, false),
             Location::Explicit("/flag.toml".into())
         );
         assert_eq!(
-            Location::find(None, all),
+            Location::find_for(None, all, false),
             Location::Explicit("/env.toml".into())
         );
         assert_eq!(
-            Location::find(None, env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")])),
+            Location::find_for(
+                None,
+                env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]),
+                false
+            ),
             Location::Default("/x/cli-agent-mcp/config.toml".into())
         );
         assert_eq!(
-            Location::find(None, env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")])),
+            Location::find_for(
+                None,
+                env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")]),
+                false
+            ),
             Location::Default("/h/.config/cli-agent-mcp/config.toml".into())
         );
-        assert_eq!(Location::find(None, env(&[])), Location::None);
+        assert_eq!(Location::find_for(None, env(&[]), false), Location::None);
+    }
+
+    #[test]
+    fn on_windows_the_default_file_is_under_appdata() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            }
+        };
+        let profile = env(&[("APPDATA", "/a"), ("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]);
+        assert_eq!(
+            Location::find_for(None, profile, true),
+            Location::Default("/a/cli-agent-mcp/config.toml".into())
+        );
+        let explicit = env(&[("CAM_CONFIG", "/env.toml"), ("APPDATA", "/a")]);
+        assert_eq!(
+            Location::find_for(None, explicit, true),
+            Location::Explicit("/env.toml".into())
+        );
+        let relative = env(&[("APPDATA", "rel"), ("HOME", "/h")]);
+        assert_eq!(Location::find_for(None, relative, true), Location::None);
     }
 
     #[test]

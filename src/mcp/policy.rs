@@ -136,7 +136,8 @@ impl Policy {
             .cloned()
             .collect();
         let (roots, setting) = if given.is_empty() {
-            let home = std::env::var_os("HOME").filter(|home| !home.is_empty());
+            let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+            let home = std::env::var_os(home_var).filter(|home| !home.is_empty());
             let candidates = default_workspace
                 .iter()
                 .cloned()
@@ -338,7 +339,11 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
+    // Every link these tests make points to a directory (or where one would be).
+    #[cfg(windows)]
+    use std::os::windows::fs::symlink_dir as symlink;
 
     use super::*;
 
