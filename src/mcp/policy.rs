@@ -20,7 +20,8 @@ const ROOTS_SETTING: &str = "--allow-root / CAM_ALLOWED_ROOTS";
 pub enum PolicyError {
     #[error(
         "`/` cannot be an allowed root ({ROOTS_SETTING}): it would let MCP calls reach every \
-         directory. Name the directories agents may work in, e.g. your projects directory"
+         directory (nor can a drive's root on Windows). Name the directories agents may work \
+         in, e.g. your projects directory"
     )]
     RootIsSlash,
     #[error(
@@ -277,7 +278,7 @@ impl Policy {
 fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
     let mut roots = Vec::with_capacity(given.len());
     for path in given {
-        let root = std::fs::canonicalize(path).map_err(|source| PolicyError::BadRoot {
+        let root = crate::paths::canonicalize(path).map_err(|source| PolicyError::BadRoot {
             path: path.clone(),
             source,
         })?;
@@ -301,7 +302,7 @@ fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
 fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     for candidate in candidates {
-        match std::fs::canonicalize(&candidate) {
+        match crate::paths::canonicalize(&candidate) {
             Ok(root) if root.parent().is_none() => {
                 tracing::warn!(
                     path = %candidate.display(),
@@ -321,7 +322,7 @@ fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
 /// `path` with every symlink resolved; a part that does not exist yet is kept as named below
 /// its deepest existing ancestor. `..` in such a part cannot be resolved and is refused.
 fn resolve(path: &Path) -> io::Result<PathBuf> {
-    match std::fs::canonicalize(path) {
+    match crate::paths::canonicalize(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
                 return Err(error);
