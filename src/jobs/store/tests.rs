@@ -599,8 +599,11 @@ fn a_store_from_a_newer_version_is_refused_not_rewritten() {
 }
 
 /// Makes `dir` unwritable even for root (who ignores mode bits): immutable while it lives.
+/// Unix only: a Windows directory is made unwritable by its ACL, not by a mode.
+#[cfg(unix)]
 struct Unwritable<'a>(&'a Path);
 
+#[cfg(unix)]
 impl<'a> Unwritable<'a> {
     fn new(dir: &'a Path) -> Self {
         use std::os::unix::fs::PermissionsExt;
@@ -622,6 +625,7 @@ impl<'a> Unwritable<'a> {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Unwritable<'_> {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
@@ -633,6 +637,7 @@ impl Drop for Unwritable<'_> {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn an_unwritable_directory_gives_an_error_that_says_how_to_fix_it() {
     let dir = temp_dir("store-readonly");
