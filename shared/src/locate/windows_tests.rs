@@ -123,15 +123,22 @@ impl Profile {
         Self { dir, env }
     }
 
+    /// `relative` (written with `/`) under the profile, in the OS's own separators.
+    fn path(&self, relative: &str) -> PathBuf {
+        let mut path = self.dir.path().to_path_buf();
+        path.extend(relative.split('/'));
+        path
+    }
+
     fn file(&self, relative: &str, text: &str) -> PathBuf {
-        let path = self.dir.path().join(relative);
+        let path = self.path(relative);
         std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
         std::fs::write(&path, text).expect("write file");
         path
     }
 
     fn search(&self, binary: &str, path: &OsStr) -> Result<(PathBuf, CliSource), Vec<String>> {
-        let home = self.dir.path().join("userprofile");
+        let home = self.path("userprofile");
         search(binary, self.places(&home, path), &Files(self.dir.path()))
     }
 
@@ -160,7 +167,7 @@ fn a_bare_name_takes_pathext_s_extensions_in_order_and_npm_s_sh_script_never_cou
         exe
     );
     let named = profile.search("codex.cmd", OsStr::new("")).expect("found");
-    assert_eq!(named.0, profile.dir.path().join("appdata/npm/codex.cmd"));
+    assert_eq!(named.0, profile.path("appdata/npm/codex.cmd"));
     let only_cmd = Profile::new(".CMD", &[]);
     only_cmd.file("appdata/npm/codex.exe", "MZ");
     assert!(only_cmd.search("codex", OsStr::new("")).is_err());
@@ -176,7 +183,7 @@ fn the_windows_installers_dirs_come_after_path_and_each_unset_variable_is_named(
         (local, CliSource::Dir(r"%USERPROFILE%\.local\bin"))
     );
     let on_path = profile.file("path/claude.exe", "MZ");
-    let path = profile.dir.path().join("path").into_os_string();
+    let path = profile.path("path").into_os_string();
     assert_eq!(
         profile.search("claude", &path).expect("found"),
         (on_path, CliSource::Path)
@@ -214,7 +221,7 @@ fn volta_scoop_and_nvm_windows_are_searched_where_their_variables_say() {
 #[test]
 fn the_npmrc_prefix_is_the_dir_of_the_shims_on_windows() {
     let profile = Profile::new(".CMD", &[]);
-    let prefix = profile.dir.path().join("userprofile/npm-prefix");
+    let prefix = profile.path("userprofile/npm-prefix");
     let npmrc = format!("prefix={}\n", prefix.display());
     profile.file("userprofile/.npmrc", &npmrc);
     let shim = profile.file("userprofile/npm-prefix/codex.cmd", CODEX_SHIM);
@@ -229,15 +236,12 @@ fn the_npmrc_prefix_is_the_dir_of_the_shims_on_windows() {
 fn a_found_npm_shim_starts_as_node_and_its_script_beside_or_on_path() {
     let profile = Profile::new(".EXE;.CMD", &[]);
     let shim = profile.file("appdata/npm/codex.cmd", CODEX_SHIM);
-    let home = profile.dir.path().join("userprofile");
-    let path_dir = profile.dir.path().join("program files/nodejs");
+    let home = profile.path("userprofile");
+    let path_dir = profile.path("program files/nodejs");
     let on_path = profile.file("program files/nodejs/node.exe", "MZ");
     let places = profile.places(&home, path_dir.as_os_str());
     let probe = Files(profile.dir.path());
-    let script = profile
-        .dir
-        .path()
-        .join("appdata/npm/node_modules/@openai/codex/bin/codex.js");
+    let script = profile.path("appdata/npm/node_modules/@openai/codex/bin/codex.js");
     let script = script.to_str().expect("utf-8").to_owned();
     assert_eq!(
         start_of(&shim, places, &probe),
@@ -265,7 +269,7 @@ fn a_found_npm_shim_starts_as_node_and_its_script_beside_or_on_path() {
 #[test]
 fn a_batch_file_npm_did_not_write_or_without_its_node_runs_as_a_batch_file() {
     let profile = Profile::new(".EXE;.CMD", &[]);
-    let home = profile.dir.path().join("userprofile");
+    let home = profile.path("userprofile");
     let places = profile.places(&home, OsStr::new(""));
     let probe = Files(profile.dir.path());
     let hand_written = profile.file("bin/tool.bat", "@echo off\r\nnode x.js %*\r\n");
