@@ -329,6 +329,16 @@ mod tests {
         assert_eq!(file.place(&["agents", "work", "args"]), "/etc/cam.toml:5");
     }
 
+    /// An absolute path on the OS the tests run on.
+    fn absolute(name: &str) -> String {
+        match cfg!(windows) {
+            true => format!(r"C:\{name}"),
+            false => format!("/{name}"),
+        }
+    }
+
+    // XDG's paths are Unix's: `/x` is not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn the_file_is_the_flag_else_cam_config_else_the_xdg_default() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
@@ -373,24 +383,32 @@ mod tests {
 
     #[test]
     fn on_windows_the_default_file_is_under_appdata() {
-        let env = |vars: &'static [(&'static str, &'static str)]| {
+        let appdata = absolute("a");
+        let env = |vars: Vec<(&'static str, String)>| {
             move |name: &str| {
                 vars.iter()
                     .find(|(n, _)| *n == name)
-                    .map(|(_, v)| (*v).to_owned())
+                    .map(|(_, v)| v.clone())
             }
         };
-        let profile = env(&[("APPDATA", "/a"), ("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]);
+        let profile = env(vec![("APPDATA", appdata.clone()), ("HOME", absolute("h"))]);
         assert_eq!(
             Location::find_for(None, profile, true),
-            Location::Default("/a/cli-agent-mcp/config.toml".into())
+            Location::Default(
+                Path::new(&appdata)
+                    .join("cli-agent-mcp")
+                    .join("config.toml")
+            )
         );
-        let explicit = env(&[("CAM_CONFIG", "/env.toml"), ("APPDATA", "/a")]);
+        let explicit = env(vec![
+            ("CAM_CONFIG", absolute("env.toml")),
+            ("APPDATA", appdata),
+        ]);
         assert_eq!(
             Location::find_for(None, explicit, true),
-            Location::Explicit("/env.toml".into())
+            Location::Explicit(absolute("env.toml").into())
         );
-        let relative = env(&[("APPDATA", "rel"), ("HOME", "/h")]);
+        let relative = env(vec![("APPDATA", "rel".to_owned())]);
         assert_eq!(Location::find_for(None, relative, true), Location::None);
     }
 

@@ -149,9 +149,10 @@ mod tests {
                     .map(|(_, value)| OsString::from(value))
             }
         }
-        let local = [("LOCALAPPDATA", "/l"), ("HOME", "/h")];
+        let absolute = if cfg!(windows) { r"C:\l" } else { "/l" };
+        let local = [("LOCALAPPDATA", absolute), ("HOME", "/h")];
         let dir = state_dir_from(None, value(&local), true).unwrap();
-        assert_eq!(dir, Path::new("/l/cli-agent-mcp"));
+        assert_eq!(dir, Path::new(absolute).join("cli-agent-mcp"));
         let configured = state_dir_from(Some(OsStr::new("/s")), value(&local), true).unwrap();
         assert_eq!(configured, Path::new("/s"));
         for vars in [&[("HOME", "/h")][..], &[("LOCALAPPDATA", "rel")][..]] {
@@ -160,6 +161,8 @@ mod tests {
         }
     }
 
+    // XDG's paths are Unix's: `/x` is not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn cam_state_dir_wins_then_xdg_state_home_then_home() {
         let all = [
