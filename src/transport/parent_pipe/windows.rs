@@ -122,7 +122,7 @@ mod tests {
             exe.display()
         );
         let mut line: Vec<u16> = line.encode_utf16().chain([0]).collect();
-        let mut info = STARTUPINFOW {
+        let info = STARTUPINFOW {
             cb: u32::try_from(size_of::<STARTUPINFOW>()).expect("a small struct"),
             cbReserved2: u16::try_from(table.len()).expect("a small table"),
             lpReserved2: table.as_mut_ptr(),
@@ -141,7 +141,7 @@ mod tests {
                 0,
                 std::ptr::null(),
                 std::ptr::null(),
-                &mut info,
+                &info,
                 &mut process,
             )
         };
