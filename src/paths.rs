@@ -18,11 +18,18 @@ const DEVICES: &[&str] = &[
 
 /// `path` resolved (links followed, `..` and `.` gone), in the plain form where it has one.
 pub fn canonicalize(path: &Path) -> std::io::Result<PathBuf> {
-    let real = std::fs::canonicalize(path)?;
+    std::fs::canonicalize(path).map(|real| plain_form(&real))
+}
+
+/// `path` in the plain form where it has one (a path another part resolved, the engine's
+/// included); as it is on Unix.
+pub fn plain_form(path: &Path) -> PathBuf {
     if !cfg!(windows) {
-        return Ok(real);
+        return path.to_path_buf();
     }
-    Ok(real.to_str().and_then(plain).map_or(real, PathBuf::from))
+    path.to_str()
+        .and_then(plain)
+        .map_or_else(|| path.to_path_buf(), PathBuf::from)
 }
 
 /// `\\?\C:\a` as `C:\a` and `\\?\UNC\server\share\a` as `\\server\share\a`; `None` for any

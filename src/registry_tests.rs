@@ -76,6 +76,8 @@ fn every_cli_has_its_tool() {
     }
 }
 
+// The fake CLI is a POSIX script: Unix only until it has a Windows build.
+#[cfg(unix)]
 #[tokio::test]
 async fn every_cli_has_its_doctor_row() {
     let reports = doctor::check_all(&fake_config(), &agents()).await;
@@ -89,6 +91,8 @@ async fn every_cli_has_its_doctor_row() {
     }
 }
 
+// The fake CLI is a POSIX script: Unix only until it has a Windows build.
+#[cfg(unix)]
 #[tokio::test]
 async fn every_cli_is_spoken_by_the_fake_cli() {
     let engine = Engine::new(fake_config());

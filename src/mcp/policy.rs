@@ -229,6 +229,9 @@ impl Policy {
         path: &Path,
         workspace: &Path,
     ) -> Result<PathBuf, Refusal> {
+        // Compared with what `resolve` gives, in the same form whoever resolved it.
+        let workspace = crate::paths::plain_form(workspace);
+        let workspace = workspace.as_path();
         let joined = workspace.join(path);
         if joined.is_symlink() && !joined.exists() {
             // A dangling link: creating the file would follow it wherever it points.
@@ -358,7 +361,7 @@ mod tests {
     impl Dirs {
         fn new(name: &str) -> Self {
             let dir = cli_agent_test_support::common::temp_dir(&format!("cam-policy-{name}"));
-            let base = std::fs::canonicalize(dir.path()).unwrap();
+            let base = crate::paths::canonicalize(dir.path()).unwrap();
             std::fs::create_dir_all(base.join("root/inside")).unwrap();
             std::fs::create_dir_all(base.join("outside")).unwrap();
             Self { base, _dir: dir }
@@ -466,7 +469,7 @@ mod tests {
         let roots = default_roots([PathBuf::from("/"), std::env::temp_dir()].into_iter());
         assert_eq!(
             roots,
-            [std::fs::canonicalize(std::env::temp_dir()).unwrap()]
+            [crate::paths::canonicalize(&std::env::temp_dir()).unwrap()]
         );
     }
 

@@ -98,10 +98,7 @@ pub(super) fn status(store: &Store, id: &JobId) -> JobStatus {
 
 /// An owner that existed and is gone: a child, spawned, killed and reaped.
 pub(super) fn dead_owner() -> Owner {
-    let mut child = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
+    let mut child = sleeper().spawn().unwrap();
     let owner = Owner::of(child.id()).unwrap();
     assert!(owner.is_alive());
     child.kill().unwrap();
@@ -752,5 +749,38 @@ fn stores_opened_at_once_on_a_fresh_directory_all_open() {
         for opener in openers {
             opener.join().expect("no panic").expect("opens");
         }
+    }
+}
+
+/// A process that waits a minute: `sleep 60`.
+#[cfg(unix)]
+fn sleeper() -> std::process::Command {
+    let mut sleep = std::process::Command::new("sleep");
+    sleep.arg("60");
+    sleep
+}
+
+/// A process that waits a minute: this test binary running [`sleeps_when_asked`] (Windows
+/// has no `sleep`).
+#[cfg(windows)]
+fn sleeper() -> std::process::Command {
+    let mut sleep = std::process::Command::new(std::env::current_exe().unwrap());
+    sleep.env(SLEEPER, "1").args([
+        "--exact",
+        "jobs::store::tests::sleeps_when_asked",
+        "--ignored",
+    ]);
+    sleep
+}
+
+#[cfg(windows)]
+const SLEEPER: &str = "CAM_TEST_SLEEPER";
+
+#[cfg(windows)]
+#[test]
+#[ignore = "the process dead_owner starts"]
+fn sleeps_when_asked() {
+    if std::env::var_os(SLEEPER).is_some() {
+        std::thread::sleep(Duration::from_secs(60));
     }
 }
