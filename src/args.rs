@@ -16,6 +16,10 @@ use cli_agent_engine::{Effort, EngineConfig, Permission};
 
 use crate::jobs::store::{JobId, JobStatus};
 
+/// What separates the roots of `CAM_ALLOWED_ROOTS`: PATH's separator, since a Windows path
+/// holds `:` after its drive letter.
+const ROOTS_DELIMITER: char = if cfg!(windows) { ';' } else { ':' };
+
 #[derive(Parser, Debug)]
 #[command(
     version,
@@ -31,7 +35,8 @@ pub struct Arguments {
 /// What the bare binary takes: the settings every command shares, and `serve`'s own.
 #[derive(Args, Debug)]
 pub struct Options {
-    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists).
+    /// The config file (default: $XDG_CONFIG_HOME/cli-agent-mcp/config.toml, if it exists;
+    /// %APPDATA%\cli-agent-mcp\config.toml on Windows).
     /// Flags and CAM_* variables override what it sets.
     #[arg(long, env = "CAM_CONFIG", global = true, value_name = "PATH")]
     pub config: Option<PathBuf>,
@@ -407,12 +412,13 @@ pub struct ServeArgs {
     )]
     pub sigint: SigintMode,
     /// A directory MCP calls may work in, with everything below it (repeatable;
-    /// CAM_ALLOWED_ROOTS takes a `:` list). Default: the server's working directory and your
-    /// home. `/` is refused. `run` is your own command and is not bound by it.
+    /// CAM_ALLOWED_ROOTS takes a `:` list, `;` on Windows as PATH does). Default: the server's
+    /// working directory and your home. `/` (a drive's root on Windows) is refused. `run` is
+    /// your own command and is not bound by it.
     #[arg(
         long = "allow-root",
         env = "CAM_ALLOWED_ROOTS",
-        value_delimiter = ':',
+        value_delimiter = ROOTS_DELIMITER,
         value_name = "DIR"
     )]
     pub allow_root: Vec<PathBuf>,

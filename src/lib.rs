@@ -19,9 +19,11 @@ mod logging;
 mod mcp;
 mod models;
 mod offer;
+mod paths;
 mod probe;
 #[cfg(test)]
 mod registry_tests;
+mod stop_signals;
 mod transport;
 mod web;
 

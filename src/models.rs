@@ -2,9 +2,7 @@
 //! configured default marked: `doctor --models` and the `models://{agent}` resource. Listed
 //! only when asked (a listing may reach the network), never as the server starts.
 
-use std::path::Path;
-
-use cli_agent_engine::{Agent, EngineConfig, find_cli};
+use cli_agent_engine::{Agent, EngineConfig, FoundCli, find_cli};
 use serde::Serialize;
 
 use crate::probe::probe;
@@ -24,7 +22,7 @@ pub struct ModelsReport {
 /// The models `agent`'s CLI offers, wherever it is found; a CLI not found says so.
 pub async fn of(agent: Agent, config: &EngineConfig) -> ModelsReport {
     match find_cli(agent, config) {
-        Ok(found) => list(agent, config, &found.path).await,
+        Ok(found) => list(agent, config, &found).await,
         Err(error) => ModelsReport {
             models: Vec::new(),
             default: agent.profile().model.clone(),
@@ -33,20 +31,23 @@ pub async fn of(agent: Agent, config: &EngineConfig) -> ModelsReport {
     }
 }
 
-/// The models `agent`'s CLI at `path` offers, listed in the environment a run gets.
-pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsReport {
+/// The models `agent`'s CLI `found` offers, listed in the environment and the way a run
+/// starts it.
+pub async fn list(agent: Agent, config: &EngineConfig, found: &FoundCli) -> ModelsReport {
     let mut report = ModelsReport {
         models: Vec::new(),
         default: agent.profile().model.clone(),
         note: None,
     };
-    let Some((command, listing)) = agent.models_command(path, &config.pass_env) else {
+    let Some((mut command, listing)) = agent.models_command(&found.path, &config.pass_env) else {
         report.note = Some(format!(
             "{} cannot list its models headless: name one with `model` (see its own docs)",
             agent.cli().name()
         ));
         return report;
     };
+    let shown = command.args.join(" ");
+    found.start_command(&mut command);
     let mut child = tokio::process::Command::new(&command.program);
     child.args(&command.args).env_clear().envs(command.env);
     let listed = probe(child).await.and_then(|printed| {
@@ -56,7 +57,7 @@ pub async fn list(agent: Agent, config: &EngineConfig, path: &Path) -> ModelsRep
     });
     match listed {
         Ok(models) => report.models = models,
-        Err(problem) => report.note = Some(format!("`{}` {problem}", command.args.join(" "))),
+        Err(problem) => report.note = Some(format!("`{shown}` {problem}")),
     }
     report
 }

@@ -4,34 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
+use cli_agent_engine::AgentEvent;
 use cli_agent_engine::clis::{BUILTINS, Cli};
-use cli_agent_engine::{AgentEvent, Engine, EngineConfig, RunRequest, Status};
-use cli_agent_test_support::common::temp_dir;
-use tokio_util::sync::CancellationToken;
 
 use crate::args;
-use crate::commands::doctor::{self, State};
 use crate::mcp::Catalogue;
 use crate::offer::Offer;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
-/// The engine settings that run the fake CLI under every CLI's name.
-fn fake_config() -> EngineConfig {
-    EngineConfig {
-        binaries: BUILTINS
-            .iter()
-            .map(|cli| {
-                (
-                    cli.name().to_owned(),
-                    fixtures().join("bin").join(cli.name()),
-                )
-            })
-            .collect(),
-        ..EngineConfig::default()
-    }
 }
 
 fn agents() -> Vec<cli_agent_engine::Agent> {
@@ -76,45 +57,6 @@ fn every_cli_has_its_tool() {
     }
 }
 
-#[tokio::test]
-async fn every_cli_has_its_doctor_row() {
-    let reports = doctor::check_all(&fake_config(), &agents()).await;
-    for cli in BUILTINS {
-        let report = reports
-            .iter()
-            .find(|report| report.agent.name() == cli.name())
-            .unwrap_or_else(|| panic!("no doctor row for {}", cli.name()));
-        assert_eq!(report.state, State::Verified, "{report:?}");
-        assert_eq!(report.verified_version, cli.verified_version());
-    }
-}
-
-#[tokio::test]
-async fn every_cli_is_spoken_by_the_fake_cli() {
-    let engine = Engine::new(fake_config());
-    let workspace = temp_dir("registry-spoken");
-    for agent in agents() {
-        let request = RunRequest::new("answer=spoken tool", workspace.path());
-        let mut tools = 0;
-        let outcome = engine
-            .run(agent, request, CancellationToken::new(), &mut |events| {
-                let finished =
-                    |event: &&AgentEvent| matches!(event, AgentEvent::ToolFinished { .. });
-                tools += events.iter().filter(finished).count();
-            })
-            .await
-            .expect("starts");
-        assert_eq!(outcome.status, Status::Completed, "{agent}: {outcome:?}");
-        assert_eq!(outcome.answer, "spoken", "{agent}");
-        assert_eq!(tools, 1, "{agent}: the fake's tool call was not parsed");
-        assert!(
-            outcome.warnings.is_empty(),
-            "{agent}: {:?}",
-            outcome.warnings
-        );
-    }
-}
-
 #[test]
 fn every_cli_has_golden_captures_its_parser_reads_whole() {
     for cli in BUILTINS {
@@ -140,4 +82,71 @@ fn assert_completes(cli: &dyn Cli, stream: &str) {
         "{}: plain.jsonl does not complete a turn",
         cli.name()
     );
+}
+
+/// What only runs through the fake CLI, a POSIX script: Unix only until it has a Windows
+/// build.
+#[cfg(unix)]
+mod through_the_fake_cli {
+    use cli_agent_engine::{Engine, EngineConfig, RunRequest, Status};
+    use cli_agent_test_support::common::temp_dir;
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+    use crate::commands::doctor::{self, State};
+
+    /// The engine settings that run the fake CLI under every CLI's name.
+    fn fake_config() -> EngineConfig {
+        EngineConfig {
+            binaries: BUILTINS
+                .iter()
+                .map(|cli| {
+                    (
+                        cli.name().to_owned(),
+                        fixtures().join("bin").join(cli.name()),
+                    )
+                })
+                .collect(),
+            ..EngineConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn every_cli_has_its_doctor_row() {
+        let reports = doctor::check_all(&fake_config(), &agents()).await;
+        for cli in BUILTINS {
+            let report = reports
+                .iter()
+                .find(|report| report.agent.name() == cli.name())
+                .unwrap_or_else(|| panic!("no doctor row for {}", cli.name()));
+            assert_eq!(report.state, State::Verified, "{report:?}");
+            assert_eq!(report.verified_version, cli.verified_version());
+        }
+    }
+
+    #[tokio::test]
+    async fn every_cli_is_spoken_by_the_fake_cli() {
+        let engine = Engine::new(fake_config());
+        let workspace = temp_dir("registry-spoken");
+        for agent in agents() {
+            let request = RunRequest::new("answer=spoken tool", workspace.path());
+            let mut tools = 0;
+            let outcome = engine
+                .run(agent, request, CancellationToken::new(), &mut |events| {
+                    let finished =
+                        |event: &&AgentEvent| matches!(event, AgentEvent::ToolFinished { .. });
+                    tools += events.iter().filter(finished).count();
+                })
+                .await
+                .expect("starts");
+            assert_eq!(outcome.status, Status::Completed, "{agent}: {outcome:?}");
+            assert_eq!(outcome.answer, "spoken", "{agent}");
+            assert_eq!(tools, 1, "{agent}: the fake's tool call was not parsed");
+            assert!(
+                outcome.warnings.is_empty(),
+                "{agent}: {:?}",
+                outcome.warnings
+            );
+        }
+    }
 }

@@ -4,11 +4,11 @@
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddr};
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
 use crate::dashboard::{self, DashboardError, DashboardState};
 use crate::jobs::store::{Store, StoreSettings};
+use crate::stop_signals::StopSignals;
 
 /// The command: serves until SIGINT or SIGTERM; exit code 0, or 1 with the reason on stderr.
 pub async fn run(port: u16, store: StoreSettings) -> u8 {
@@ -55,15 +55,13 @@ fn announce(url: &str) -> Result<(), DashboardError> {
     Ok(())
 }
 
+/// SIGINT or SIGTERM (Ctrl-C or Ctrl-Break on Windows) stops it.
 fn stop_on_signals(shutdown: CancellationToken) -> Result<(), DashboardError> {
-    let mut sigint = signal(SignalKind::interrupt()).map_err(DashboardError::Signals)?;
-    let mut sigterm = signal(SignalKind::terminate()).map_err(DashboardError::Signals)?;
+    let mut signals = StopSignals::install(false).map_err(DashboardError::Signals)?;
     tokio::spawn(async move {
-        tokio::select! {
-            _ = sigint.recv() => {}
-            _ = sigterm.recv() => {}
+        if signals.recv().await.is_some() {
+            shutdown.cancel();
         }
-        shutdown.cancel();
     });
     Ok(())
 }

@@ -10,7 +10,6 @@ use cli_agent_engine::redact::redact;
 use cli_agent_engine::{
     Agent, AgentEvent, Engine, EngineConfig, Outcome, OutputSchema, RunRequest, Status,
 };
-use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -19,6 +18,7 @@ use crate::changes_report::ChangesReport;
 use crate::jobs::store::{JobId, Origin, Store, StoreSettings};
 use crate::jobs::{Caps, EventWatch, JobOptions, Jobs, Scheduler, StopReason, Submission};
 use crate::mcp::result::check_text;
+use crate::stop_signals::{StopSignal, StopSignals};
 
 /// Exit codes of `run`.
 const EXIT_FAILED: u8 = 1;
@@ -161,20 +161,31 @@ fn read_schema(path: &std::path::Path) -> Result<OutputSchema, String> {
     OutputSchema::new(schema).map_err(|error| format!("{shown}: {error}"))
 }
 
-/// SIGINT and SIGTERM cancel the run; the exit code they ask for is kept for the end.
+/// SIGINT and SIGTERM (Ctrl-C and Ctrl-Break on Windows) cancel the run; the exit code they
+/// ask for is kept for the end.
 fn watch_signals(jobs: Arc<Jobs>) -> std::io::Result<tokio::sync::watch::Receiver<Option<u8>>> {
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
+    let mut signals = StopSignals::install(false)?;
     let (tx, rx) = tokio::sync::watch::channel(None);
     tokio::spawn(async move {
-        let (code, by) = tokio::select! {
-            _ = sigint.recv() => (EXIT_SIGINT, "cancelled by SIGINT"),
-            _ = sigterm.recv() => (EXIT_SIGTERM, "cancelled by SIGTERM"),
+        let (code, by) = match signals.recv().await {
+            Some(StopSignal::Interrupt) => (EXIT_SIGINT, cancelled_by(StopSignal::Interrupt)),
+            Some(signal) => (EXIT_SIGTERM, cancelled_by(signal)),
+            None => return,
         };
         tx.send_replace(Some(code));
         jobs.stop_all(StopReason::Signalled(by));
     });
     Ok(rx)
+}
+
+/// How a run's result names the signal that cancelled it.
+fn cancelled_by(signal: StopSignal) -> &'static str {
+    match (signal, cfg!(windows)) {
+        (StopSignal::Interrupt, false) => "cancelled by SIGINT",
+        (_, false) => "cancelled by SIGTERM",
+        (StopSignal::Interrupt, true) => "cancelled by Ctrl-C",
+        (_, true) => "cancelled by Ctrl-Break",
+    }
 }
 
 fn print_outcome(outcome: &Outcome, json: bool, id: Option<&JobId>) {

@@ -135,11 +135,28 @@ pub enum Location {
 }
 
 impl Location {
-    /// `$XDG_CONFIG_HOME/cli-agent-mcp/config.toml`, else `~/.config/cli-agent-mcp/config.toml`.
+    /// `$XDG_CONFIG_HOME/cli-agent-mcp/config.toml`, else `~/.config/cli-agent-mcp/config.toml`;
+    /// on Windows `%APPDATA%\cli-agent-mcp\config.toml` (the user's roaming settings).
     pub fn find(explicit: Option<PathBuf>, env: impl Fn(&str) -> Option<String>) -> Self {
+        Self::find_for(explicit, env, cfg!(windows))
+    }
+
+    fn find_for(
+        explicit: Option<PathBuf>,
+        env: impl Fn(&str) -> Option<String>,
+        windows: bool,
+    ) -> Self {
         let var = |name| env(name).filter(|value| !value.is_empty());
         if let Some(path) = explicit.or_else(|| var("CAM_CONFIG").map(PathBuf::from)) {
             return Self::Explicit(path);
+        }
+        if windows {
+            return match var("APPDATA").map(PathBuf::from) {
+                Some(appdata) if appdata.is_absolute() => {
+                    Self::Default(appdata.join("cli-agent-mcp").join("config.toml"))
+                }
+                _ => Self::None,
+            };
         }
         // The XDG spec says a relative path there is invalid and to be ignored.
         let base = match var("XDG_CONFIG_HOME").map(PathBuf::from) {
@@ -312,6 +329,16 @@ mod tests {
         assert_eq!(file.place(&["agents", "work", "args"]), "/etc/cam.toml:5");
     }
 
+    /// An absolute path on the OS the tests run on.
+    fn absolute(name: &str) -> String {
+        match cfg!(windows) {
+            true => format!(r"C:\{name}"),
+            false => format!("/{name}"),
+        }
+    }
+
+    // XDG's paths are Unix's: `/x` is not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn the_file_is_the_flag_else_cam_config_else_the_xdg_default() {
         let env = |vars: &'static [(&'static str, &'static str)]| {
@@ -328,22 +355,61 @@ mod tests {
             ("HOME", "/h"),
         ]);
         assert_eq!(
-            Location::find(flag, all),
+            Location::find_for(flag, all, false),
             Location::Explicit("/flag.toml".into())
         );
         assert_eq!(
-            Location::find(None, all),
+            Location::find_for(None, all, false),
             Location::Explicit("/env.toml".into())
         );
         assert_eq!(
-            Location::find(None, env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")])),
+            Location::find_for(
+                None,
+                env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]),
+                false
+            ),
             Location::Default("/x/cli-agent-mcp/config.toml".into())
         );
         assert_eq!(
-            Location::find(None, env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")])),
+            Location::find_for(
+                None,
+                env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")]),
+                false
+            ),
             Location::Default("/h/.config/cli-agent-mcp/config.toml".into())
         );
-        assert_eq!(Location::find(None, env(&[])), Location::None);
+        assert_eq!(Location::find_for(None, env(&[]), false), Location::None);
+    }
+
+    #[test]
+    fn on_windows_the_default_file_is_under_appdata() {
+        let appdata = absolute("a");
+        let env = |vars: Vec<(&'static str, String)>| {
+            move |name: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.clone())
+            }
+        };
+        let profile = env(vec![("APPDATA", appdata.clone()), ("HOME", absolute("h"))]);
+        assert_eq!(
+            Location::find_for(None, profile, true),
+            Location::Default(
+                Path::new(&appdata)
+                    .join("cli-agent-mcp")
+                    .join("config.toml")
+            )
+        );
+        let explicit = env(vec![
+            ("CAM_CONFIG", absolute("env.toml")),
+            ("APPDATA", appdata),
+        ]);
+        assert_eq!(
+            Location::find_for(None, explicit, true),
+            Location::Explicit(absolute("env.toml").into())
+        );
+        let relative = env(vec![("APPDATA", "rel".to_owned())]);
+        assert_eq!(Location::find_for(None, relative, true), Location::None);
     }
 
     #[test]

@@ -547,17 +547,48 @@ fn did_not_start(agent: Agent, error: &SetupError) -> Outcome {
 /// symlink put there since is not followed.
 fn save_answer(path: &std::path::Path, answer: &str) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     if answer.is_empty() {
         return Ok(());
     }
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).append(true);
+    open_not_following(&mut options, path)?.write_all(answer.as_bytes())
+}
+
+/// `path` opened with `options`, refused if it is a symlink.
+#[cfg(unix)]
+fn open_not_following(
+    options: &mut std::fs::OpenOptions,
+    path: &std::path::Path,
+) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    options
         .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
-        .open(path)?
-        .write_all(answer.as_bytes())
+        .open(path)
+}
+
+/// `path` opened with `options`, refused if it is a symlink or another reparse point: the
+/// link itself is opened (not what it points to) and checked before anything is written.
+#[cfg(windows)]
+fn open_not_following(
+    options: &mut std::fs::OpenOptions,
+    path: &std::path::Path,
+) -> std::io::Result<std::fs::File> {
+    use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT,
+    };
+    let file = options
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)?;
+    if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} is a link: not followed", path.display()),
+        ));
+    }
+    Ok(file)
 }

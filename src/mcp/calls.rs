@@ -26,9 +26,18 @@ impl ShutdownCause {
             Self::StdinClosed => {
                 "interrupted: the client closed the connection and the server shut down"
             }
+            #[cfg(unix)]
             Self::Sigterm => "interrupted: the server got SIGTERM",
+            #[cfg(unix)]
             Self::Sighup => "interrupted: the server got SIGHUP",
+            #[cfg(unix)]
             Self::Sigint => "interrupted: the server got SIGINT and shut down",
+            #[cfg(windows)]
+            Self::Sigterm => "interrupted: the server got Ctrl-Break",
+            #[cfg(windows)]
+            Self::Sighup => "interrupted: the server's console closed",
+            #[cfg(windows)]
+            Self::Sigint => "interrupted: the server got Ctrl-C and shut down",
             Self::SessionEnded => "interrupted: the MCP session ended and the server shut down",
             Self::LauncherGone => {
                 "interrupted: the launcher that started the server is gone and the server shut down"

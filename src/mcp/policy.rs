@@ -20,7 +20,8 @@ const ROOTS_SETTING: &str = "--allow-root / CAM_ALLOWED_ROOTS";
 pub enum PolicyError {
     #[error(
         "`/` cannot be an allowed root ({ROOTS_SETTING}): it would let MCP calls reach every \
-         directory. Name the directories agents may work in, e.g. your projects directory"
+         directory (nor can a drive's root on Windows). Name the directories agents may work \
+         in, e.g. your projects directory"
     )]
     RootIsSlash,
     #[error(
@@ -136,7 +137,8 @@ impl Policy {
             .cloned()
             .collect();
         let (roots, setting) = if given.is_empty() {
-            let home = std::env::var_os("HOME").filter(|home| !home.is_empty());
+            let home_var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+            let home = std::env::var_os(home_var).filter(|home| !home.is_empty());
             let candidates = default_workspace
                 .iter()
                 .cloned()
@@ -227,6 +229,9 @@ impl Policy {
         path: &Path,
         workspace: &Path,
     ) -> Result<PathBuf, Refusal> {
+        // Compared with what `resolve` gives, in the same form whoever resolved it.
+        let workspace = crate::paths::plain_form(workspace);
+        let workspace = workspace.as_path();
         let joined = workspace.join(path);
         if joined.is_symlink() && !joined.exists() {
             // A dangling link: creating the file would follow it wherever it points.
@@ -276,7 +281,7 @@ impl Policy {
 fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
     let mut roots = Vec::with_capacity(given.len());
     for path in given {
-        let root = std::fs::canonicalize(path).map_err(|source| PolicyError::BadRoot {
+        let root = crate::paths::canonicalize(path).map_err(|source| PolicyError::BadRoot {
             path: path.clone(),
             source,
         })?;
@@ -300,7 +305,7 @@ fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
 fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     for candidate in candidates {
-        match std::fs::canonicalize(&candidate) {
+        match crate::paths::canonicalize(&candidate) {
             Ok(root) if root.parent().is_none() => {
                 tracing::warn!(
                     path = %candidate.display(),
@@ -320,7 +325,7 @@ fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
 /// `path` with every symlink resolved; a part that does not exist yet is kept as named below
 /// its deepest existing ancestor. `..` in such a part cannot be resolved and is refused.
 fn resolve(path: &Path) -> io::Result<PathBuf> {
-    match std::fs::canonicalize(path) {
+    match crate::paths::canonicalize(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
                 return Err(error);
@@ -338,7 +343,11 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    #[cfg(unix)]
     use std::os::unix::fs::symlink;
+    // Every link these tests make points to a directory (or where one would be).
+    #[cfg(windows)]
+    use std::os::windows::fs::symlink_dir as symlink;
 
     use super::*;
 
@@ -352,7 +361,7 @@ mod tests {
     impl Dirs {
         fn new(name: &str) -> Self {
             let dir = cli_agent_test_support::common::temp_dir(&format!("cam-policy-{name}"));
-            let base = std::fs::canonicalize(dir.path()).unwrap();
+            let base = crate::paths::canonicalize(dir.path()).unwrap();
             std::fs::create_dir_all(base.join("root/inside")).unwrap();
             std::fs::create_dir_all(base.join("outside")).unwrap();
             Self { base, _dir: dir }
@@ -388,6 +397,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "links: Windows makes them with Developer Mode only, and Wine's are not followed by canonicalize"
+    )]
     fn a_file_argument_must_stay_inside_the_workspace() {
         let dirs = Dirs::new("file");
         let workspace = dirs.base.join("root/inside");
@@ -414,6 +427,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "links: Windows makes them with Developer Mode only, and Wine's are not followed by canonicalize"
+    )]
     fn a_symlink_is_judged_by_where_it_points() {
         let dirs = Dirs::new("symlink");
         let policy = dirs.policy();
@@ -460,7 +477,7 @@ mod tests {
         let roots = default_roots([PathBuf::from("/"), std::env::temp_dir()].into_iter());
         assert_eq!(
             roots,
-            [std::fs::canonicalize(std::env::temp_dir()).unwrap()]
+            [crate::paths::canonicalize(&std::env::temp_dir()).unwrap()]
         );
     }
 

@@ -1,16 +1,18 @@
 //! Signals. SIGTERM and SIGHUP shut the server down. SIGINT follows `--sigint`: a terminal's
 //! Ctrl-C reaches every process of the foreground group, the server included, and a host that
-//! forwards it usually means "stop what you are doing", not "go away".
+//! forwards it usually means "stop what you are doing", not "go away". On Windows Ctrl-C is
+//! SIGINT's twin, Ctrl-Break SIGTERM's and the console's closing SIGHUP's (see
+//! [`crate::stop_signals`]).
 
 use std::time::Duration;
 
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::time::Instant;
 
 use std::sync::Arc;
 
 use super::calls::{Shutdown, ShutdownCause};
 use crate::jobs::{Jobs, StopReason};
+use crate::stop_signals::{StopSignal, StopSignals};
 
 /// How close a second SIGINT must follow one that cancelled calls to shut the server down in
 /// `cancel-then-exit` mode.
@@ -52,27 +54,25 @@ fn on_sigint(
 
 /// Install the handlers and act on each signal for the life of the server.
 pub fn watch(mode: SigintMode, jobs: Arc<Jobs>, shutdown: Shutdown) -> std::io::Result<()> {
-    let mut sigint = signal(SignalKind::interrupt())?;
-    let mut sigterm = signal(SignalKind::terminate())?;
-    let mut sighup = signal(SignalKind::hangup())?;
+    let mut signals = StopSignals::install(true)?;
     tokio::spawn(async move {
         let mut last_cancel = None;
-        loop {
-            tokio::select! {
-                Some(()) = sigint.recv() => {
+        while let Some(signal) = signals.recv().await {
+            match signal {
+                StopSignal::Interrupt => {
                     let now = Instant::now();
                     match on_sigint(mode, jobs.unfinished(), last_cancel, now) {
                         SigintAction::Shutdown => shutdown.trigger(ShutdownCause::Sigint),
                         SigintAction::CancelCalls => {
                             let cancelled = jobs.stop_all(StopReason::Sigint);
-                            tracing::info!(cancelled, "SIGINT: cancelled the running jobs");
+                            let by = signal.name();
+                            tracing::info!(cancelled, "{by}: cancelled the running jobs");
                             last_cancel = Some(now);
                         }
                     }
                 }
-                Some(()) = sigterm.recv() => shutdown.trigger(ShutdownCause::Sigterm),
-                Some(()) = sighup.recv() => shutdown.trigger(ShutdownCause::Sighup),
-                else => return,
+                StopSignal::Terminate => shutdown.trigger(ShutdownCause::Sigterm),
+                StopSignal::Hangup => shutdown.trigger(ShutdownCause::Sighup),
             }
         }
     });

@@ -1,18 +1,27 @@
 //! Finding a CLI's binary: an explicit path first, else PATH, else where people install the
 //! CLIs (see [`search`] for the places and their order). Found before anything starts, so a
 //! missing CLI is refused with the places looked and the setting that fixes it rather than
-//! failing a spawn.
+//! failing a spawn. On Windows a found `.cmd` is also read for the program it starts
+//! ([`Start`]).
 
+#[cfg(unix)]
 mod login_shell;
 mod search;
+mod shim;
+mod start;
+mod windows_dirs;
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 pub use self::search::{
-    CliSource, INSTALL_DIRS, LoginPath, Places, Probe, node_version, on_path, search,
+    CliSource, INSTALL_DIRS, LoginPath, Places, Probe, WindowsEnv, node_version, on_path, search,
 };
+pub use self::shim::{ShimProgram, ShimTarget, resolve as resolve_shim};
+pub use self::start::{Start, is_batch, start_of};
+pub use self::windows_dirs::WINDOWS_INSTALL_DIRS;
 use crate::agent::Agent;
+use crate::command_line::CommandLine;
 use crate::config::EngineConfig;
 use crate::error::{Looked, SetupError};
 
@@ -25,20 +34,30 @@ pub struct FoundCli {
     pub source: CliSource,
     /// The dir it was found in, the home written `~`.
     pub dir: String,
+    /// How it starts: as found, or (on Windows) as the program its npm shim names, or as a
+    /// batch file.
+    pub start: Start,
     /// The PATH the CLI starts with, when it was found off the server's PATH.
     search_path: Option<OsString>,
 }
 
 impl FoundCli {
     /// Found as given: a configured path, or on the server's PATH.
-    fn as_given(path: PathBuf, source: CliSource, home: Option<&Path>) -> Self {
-        let dir = shown_dir(&path, home);
+    fn as_given(path: PathBuf, source: CliSource, places: Places<'_>) -> Self {
+        let dir = shown_dir(&path, places.home);
+        let start = start_of(&path, places, &RealFs);
         Self {
             path,
             source,
             dir,
+            start,
             search_path: None,
         }
+    }
+
+    /// `command_line`, built for [`Self::path`], made to start as [`Self::start`] says.
+    pub fn start_command(&self, command_line: &mut CommandLine) {
+        self.start.apply(command_line);
     }
 
     /// The PATH the CLI should start with instead of the server's, when it was found
@@ -99,11 +118,17 @@ pub fn find_cli(agent: Agent, config: &EngineConfig) -> Result<FoundCli, SetupEr
 
 fn explicit(agent: Agent, bin: &Path) -> Result<FoundCli, SetupError> {
     if RealFs.is_executable(bin) {
-        let home = home();
+        let (home, path, windows) = (home(), server_path(), windows_env());
+        let places = Places {
+            home: home.as_deref(),
+            path: &path,
+            login: &LoginPath::Off,
+            windows: windows.as_ref(),
+        };
         return Ok(FoundCli::as_given(
             bin.to_path_buf(),
             CliSource::Configured,
-            home.as_deref(),
+            places,
         ));
     }
     Err(configured_missing(agent, bin))
@@ -121,30 +146,30 @@ fn configured_missing(agent: Agent, bin: &Path) -> SetupError {
 /// `binary` on the server's PATH, else wherever [`search`] finds it, asking the login shell
 /// (once per process) only then and only when `login_shell`; or the places looked.
 fn find_binary(binary: &str, login_shell: bool) -> Result<FoundCli, Vec<String>> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let home = home();
-    // The PATH alone first: the login shell is asked only for a CLI that is not on it.
-    if let Some(found) = on_path(binary, &path, &RealFs) {
-        return Ok(FoundCli::as_given(found, CliSource::Path, home.as_deref()));
-    }
-    let login = match login_shell {
-        true => login_shell::cached().map_or(LoginPath::NoAnswer, LoginPath::Known),
-        false => LoginPath::Off,
-    };
-    let places = Places {
+    let (home, path, windows) = (home(), server_path(), windows_env());
+    let mut places = Places {
         home: home.as_deref(),
         path: &path,
-        login: &login,
+        login: &LoginPath::Off,
+        windows: windows.as_ref(),
     };
+    // The PATH alone first: the login shell is asked only for a CLI that is not on it.
+    if let Some(found) = on_path(binary, places, &RealFs) {
+        return Ok(FoundCli::as_given(found, CliSource::Path, places));
+    }
+    let login = login_path(login_shell);
+    places.login = &login;
     let (found, source) = search(binary, places, &RealFs)?;
     let dir = shown_dir(&found, places.home);
     let search_path = found
         .parent()
         .and_then(|dir| cli_search_path(dir, &path, &login));
+    let start = start_of(&found, places, &RealFs);
     let found = FoundCli {
         path: found,
         source,
         dir,
+        start,
         search_path,
     };
     tracing::debug!(binary, path = %found.path.display(), found_by = %found.source, "found off PATH");
@@ -173,9 +198,33 @@ pub fn cli_search_path(dir: &Path, path: &OsStr, login: &LoginPath) -> Option<Os
     std::env::join_paths(dirs).ok()
 }
 
-/// `$HOME`, when set and absolute.
+/// The login shell's PATH when `asked` (once per process); there is none on Windows.
+fn login_path(asked: bool) -> LoginPath {
+    #[cfg(unix)]
+    if asked {
+        return login_shell::cached().map_or(LoginPath::NoAnswer, LoginPath::Known);
+    }
+    #[cfg(not(unix))]
+    let _ = asked;
+    LoginPath::Off
+}
+
+fn server_path() -> OsString {
+    std::env::var_os("PATH").unwrap_or_default()
+}
+
+/// PATHEXT and the installers' variables, on Windows only.
+fn windows_env() -> Option<WindowsEnv> {
+    cfg!(windows).then(WindowsEnv::current)
+}
+
+/// `$HOME` (`%USERPROFILE%` on Windows), when set and absolute.
 fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME")
+    let name = match cfg!(windows) {
+        true => "USERPROFILE",
+        false => "HOME",
+    };
+    std::env::var_os(name)
         .map(PathBuf::from)
         .filter(|home| home.is_absolute())
 }
@@ -209,11 +258,20 @@ impl Probe for RealFs {
     }
 }
 
+#[cfg(unix)]
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     path.metadata()
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
-#[cfg(test)]
+/// On Windows a file is run by its extension, which PATHEXT already chose.
+#[cfg(windows)]
+fn is_executable(path: &Path) -> bool {
+    path.metadata().is_ok_and(|meta| meta.is_file())
+}
+
+#[cfg(all(test, unix))]
 mod tests;
+#[cfg(test)]
+mod windows_tests;

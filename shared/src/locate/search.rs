@@ -4,10 +4,16 @@
 //! The order: the server's PATH; the login shell's PATH; nvm's node versions, newest first;
 //! the npm prefix of `~/.npmrc`; then [`INSTALL_DIRS`] in their order. The first place that
 //! has an executable of the name wins.
+//!
+//! On Windows ([`Places::windows`]) a name is tried with each of PATHEXT's extensions, there
+//! is no login shell to ask, and the places are the Windows installers' ones (see
+//! [`super::windows_dirs`]).
 
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use super::windows_dirs;
 
 /// Where installers put the CLIs, tried in this order after nvm and `~/.npmrc`'s prefix. A
 /// leading `~/` is the home.
@@ -57,7 +63,8 @@ pub enum CliSource {
     },
     /// The `bin` of the npm prefix set in `~/.npmrc`.
     NpmrcPrefix,
-    /// One of [`INSTALL_DIRS`], as written there.
+    /// One of [`INSTALL_DIRS`] (on Windows [`super::WINDOWS_INSTALL_DIRS`] or nvm-windows'
+    /// `%NVM_SYMLINK%`), as written there.
     Dir(&'static str),
 }
 
@@ -74,6 +81,7 @@ impl CliSource {
             Self::Path => Some("PATH"),
             Self::LoginShell => Some("login shell PATH"),
             Self::Nvm { .. } => Some("nvm"),
+            Self::NpmrcPrefix if cfg!(windows) => Some("npm prefix of %USERPROFILE%\\.npmrc"),
             Self::NpmrcPrefix => Some("npm prefix of ~/.npmrc"),
             Self::Dir(_) => None,
         }
@@ -104,18 +112,91 @@ pub enum LoginPath {
 /// What the search starts from.
 #[derive(Clone, Copy, Debug)]
 pub struct Places<'a> {
-    /// `$HOME`; without one, the dirs under it are not searched.
+    /// `$HOME` (`%USERPROFILE%` on Windows); without one, the dirs under it are not searched.
     pub home: Option<&'a Path>,
     /// The server's own PATH.
     pub path: &'a OsStr,
     /// The login shell's PATH, as far as it was asked for.
     pub login: &'a LoginPath,
+    /// Windows' extensions and variables, when the search is Windows': `None` on Unix.
+    pub windows: Option<&'a WindowsEnv>,
 }
 
 /// A dir to look in, and what it is.
 struct Candidate {
     dir: PathBuf,
     source: CliSource,
+}
+
+/// What a Windows search reads of the environment, read once (see [`WindowsEnv::current`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowsEnv {
+    /// PATHEXT's extensions, lower case (`.exe`, `.cmd`): the names a bare name may take.
+    pub extensions: Vec<String>,
+    /// The variables the install dirs are under (`APPDATA`, `SCOOP`, …), as set.
+    pub vars: Vec<(String, PathBuf)>,
+}
+
+impl WindowsEnv {
+    /// PATHEXT as Windows' own default has it, for a server started without one.
+    const DEFAULT_PATHEXT: &str = ".COM;.EXE;.BAT;.CMD";
+
+    /// From `var`, the environment: PATHEXT and the variables [`super::WINDOWS_INSTALL_DIRS`]
+    /// name, those that are absolute paths.
+    pub fn from_vars(var: impl Fn(&str) -> Option<OsString>) -> Self {
+        let pathext = var("PATHEXT")
+            .and_then(|value| value.into_string().ok())
+            .filter(|value| !value.trim().is_empty())
+            .unwrap_or_else(|| Self::DEFAULT_PATHEXT.to_owned());
+        let extensions = pathext
+            .split(';')
+            .filter(|ext| ext.starts_with('.') && ext.len() > 1)
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let vars = windows_dirs::variables()
+            .filter_map(|name| {
+                let value = PathBuf::from(var(name)?);
+                value.is_absolute().then(|| (name.to_owned(), value))
+            })
+            .collect();
+        Self { extensions, vars }
+    }
+
+    /// The server's own environment.
+    pub fn current() -> Self {
+        Self::from_vars(|name| std::env::var_os(name))
+    }
+
+    /// The value of `name`, when set.
+    fn var(&self, name: &str) -> Option<&Path> {
+        self.vars
+            .iter()
+            .find(|(set, _)| set.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_path())
+    }
+}
+
+/// The file names `binary` may have: itself on Unix; on Windows itself when it already ends
+/// in one of PATHEXT's extensions, else itself with each of them, in PATHEXT's order (so
+/// `codex` is `codex.exe` before `codex.cmd`, and npm's extensionless `sh` script beside the
+/// `.cmd` never counts).
+fn file_names(binary: &str, windows: Option<&WindowsEnv>) -> Vec<String> {
+    let Some(windows) = windows else {
+        return vec![binary.to_owned()];
+    };
+    let lower = binary.to_ascii_lowercase();
+    if windows
+        .extensions
+        .iter()
+        .any(|ext| lower.ends_with(ext.as_str()))
+    {
+        return vec![binary.to_owned()];
+    }
+    windows
+        .extensions
+        .iter()
+        .map(|ext| format!("{binary}{ext}"))
+        .collect()
 }
 
 /// `binary`'s path and where it was found, or the places looked (the server's PATH aside),
@@ -125,20 +206,34 @@ pub fn search(
     places: Places<'_>,
     probe: &dyn Probe,
 ) -> Result<(PathBuf, CliSource), Vec<String>> {
-    let (candidates, looked) = candidates(places, probe);
-    candidates
-        .into_iter()
-        .map(|candidate| (candidate.dir.join(binary), candidate.source))
-        .find(|(path, _)| probe.is_executable(path))
-        .ok_or(looked)
+    let (candidates, looked) = match places.windows {
+        Some(windows) => windows_candidates(places, windows, probe),
+        None => candidates(places, probe),
+    };
+    first_executable(binary, places.windows, candidates, probe).ok_or(looked)
 }
 
-/// `binary` in an absolute dir of `path`.
-pub fn on_path(binary: &str, path: &OsStr, probe: &dyn Probe) -> Option<PathBuf> {
-    path_dirs(path, CliSource::Path)
-        .into_iter()
-        .map(|candidate| candidate.dir.join(binary))
-        .find(|path| probe.is_executable(path))
+/// `binary` in an absolute dir of the server's PATH.
+pub fn on_path(binary: &str, places: Places<'_>, probe: &dyn Probe) -> Option<PathBuf> {
+    let candidates = path_dirs(places.path, CliSource::Path);
+    first_executable(binary, places.windows, candidates, probe).map(|(path, _)| path)
+}
+
+/// The first of `binary`'s names in the first of `candidates` that holds it.
+fn first_executable(
+    binary: &str,
+    windows: Option<&WindowsEnv>,
+    candidates: Vec<Candidate>,
+    probe: &dyn Probe,
+) -> Option<(PathBuf, CliSource)> {
+    let names = file_names(binary, windows);
+    candidates.into_iter().find_map(|candidate| {
+        let path = names
+            .iter()
+            .map(|name| candidate.dir.join(name))
+            .find(|path| probe.is_executable(path))?;
+        Some((path, candidate.source))
+    })
 }
 
 /// Every dir to look in, in order, and how each place is named in a report.
@@ -163,7 +258,7 @@ fn candidates(places: Places<'_>, probe: &dyn Probe) -> (Vec<Candidate>, Vec<Str
     };
     found.extend(nvm_bins(home, probe));
     looked.push(format!("~/{NVM_VERSIONS}/*/bin"));
-    if let Some(prefix) = npmrc_prefix(home, probe) {
+    if let Some(prefix) = npmrc_prefix(home, probe).map(|prefix| prefix.join("bin")) {
         looked.push(format!(
             "{} (the npm prefix of ~/.npmrc)",
             tilde(&prefix, home)
@@ -180,6 +275,37 @@ fn candidates(places: Places<'_>, probe: &dyn Probe) -> (Vec<Candidate>, Vec<Str
         };
         found.push(install_dir(dir, &path));
         looked.push(dir.to_owned());
+    }
+    (found, looked)
+}
+
+/// Every dir to look in on Windows, in order, and how each is named in a report: the PATH,
+/// nvm-windows' node, the npm prefix of `%USERPROFILE%\.npmrc`, then the installers' dirs.
+fn windows_candidates(
+    places: Places<'_>,
+    windows: &WindowsEnv,
+    probe: &dyn Probe,
+) -> (Vec<Candidate>, Vec<String>) {
+    let mut found = path_dirs(places.path, CliSource::Path);
+    let mut looked = Vec::new();
+    let mut prefix = places.home.and_then(|home| npmrc_prefix(home, probe));
+    for (dir, path) in windows_dirs::dirs(|name| windows.var(name)) {
+        match path {
+            Some(path) => {
+                found.push(install_dir(dir, &path));
+                looked.push(dir.to_owned());
+            }
+            None => looked.push(windows_dirs::not_set(dir)),
+        }
+        // Right after nvm-windows' node, as on Unix after nvm's.
+        if let Some(prefix) = prefix.take() {
+            let npmrc = "the npm prefix of %USERPROFILE%\\.npmrc";
+            looked.push(format!("{} ({npmrc})", prefix.display()));
+            found.push(Candidate {
+                dir: prefix,
+                source: CliSource::NpmrcPrefix,
+            });
+        }
     }
     (found, looked)
 }
@@ -236,8 +362,9 @@ pub fn node_version(name: &str) -> Option<(u64, u64, u64)> {
     Some((major, minor, patch[..digits].parse().ok()?))
 }
 
-/// The `bin` of the `prefix=` that `~/.npmrc` sets (`npm config set prefix`), when absolute
-/// once `~` and `$HOME` are expanded.
+/// The `prefix=` that `~/.npmrc` sets (`npm config set prefix`), when absolute once `~` and
+/// `$HOME` are expanded. npm puts its CLIs in the prefix's `bin` on Unix, in the prefix itself
+/// on Windows.
 fn npmrc_prefix(home: &Path, probe: &dyn Probe) -> Option<PathBuf> {
     let text = probe.read(&home.join(".npmrc"))?;
     let value = text.lines().rev().find_map(|line| {
@@ -252,14 +379,18 @@ fn npmrc_prefix(home: &Path, probe: &dyn Probe) -> Option<PathBuf> {
             .replace("$HOME", home_text),
     };
     let prefix = PathBuf::from(expanded);
-    prefix.is_absolute().then(|| prefix.join("bin"))
+    prefix.is_absolute().then_some(prefix)
 }
 
-/// `path` with the home written `~`, as a person reads it.
+/// `path` with the home written `~` (`%USERPROFILE%` on Windows), as a person reads it.
 pub fn tilde(path: &Path, home: &Path) -> String {
+    let (name, separator) = match cfg!(windows) {
+        true => ("%USERPROFILE%", '\\'),
+        false => ("~", '/'),
+    };
     match path.strip_prefix(home) {
-        Ok(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Ok(rest) => format!("~/{}", rest.display()),
+        Ok(rest) if rest.as_os_str().is_empty() => name.to_owned(),
+        Ok(rest) => format!("{name}{separator}{}", rest.display()),
         Err(_) => path.display().to_string(),
     }
 }

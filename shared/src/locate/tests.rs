@@ -65,6 +65,7 @@ fn find(tmp: &Scratch, path: &str, login: &LoginPath) -> Result<(PathBuf, CliSou
         home: Some(&home),
         path: OsStr::new(path),
         login,
+        windows: None,
     };
     search("codex", places, &Within(tmp.path()))
 }
@@ -196,6 +197,7 @@ fn without_a_home_only_the_absolute_dirs_are_searched() {
         home: None,
         path: OsStr::new(""),
         login: &LoginPath::NoAnswer,
+        windows: None,
     };
     let looked = search("codex", places, &Within(tmp.path())).expect_err("nowhere");
     assert!(looked.contains(&"no dir under ~ (HOME is not set)".to_owned()));
@@ -244,6 +246,7 @@ fn doctor_s_words_name_the_dir_and_the_kind_of_place() {
         path: PathBuf::from(path),
         source,
         dir: search::tilde(Path::new(path).parent().expect("a dir"), home),
+        start: Start::AsFound,
         search_path: None,
     };
     let nvm_found = found(

@@ -115,6 +115,7 @@ fn build_command_line(
         ..request.clone()
     };
     let mut command_line = agent.command_line(&request, &program.path, &config.pass_env)?;
+    program.start_command(&mut command_line);
     // A CLI found off PATH runs with its dir on PATH, unless the agent sets PATH itself.
     if let Some(path) = program.search_path()
         && !agent.profile().env.iter().any(|(name, _)| name == "PATH")

@@ -4,7 +4,7 @@
 mod sandbox;
 
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cli_agent_engine::clis::Cli;
 use cli_agent_engine::sandbox::KernelSupport;
@@ -13,7 +13,7 @@ use serde::Serialize;
 use tokio::task::JoinSet;
 
 use crate::models::{self, ModelsReport};
-use crate::probe::probe;
+use crate::probe::{command_for, probe};
 
 /// What doctor found out about one CLI.
 #[derive(Debug, Serialize)]
@@ -28,6 +28,13 @@ pub struct CliReport {
     pub found_by: Option<String>,
     /// "found in ~/.local/bin, not on PATH", for one found off PATH.
     pub found: Option<String>,
+    /// How it starts when not as found: on Windows, the program an npm `.cmd` shim names, or
+    /// a batch file that runs through cmd.exe.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts: Option<String>,
+    /// The CLI found, to list its models the way it runs.
+    #[serde(skip)]
+    found_cli: Option<FoundCli>,
     /// Where a missing one was looked for besides PATH.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub looked: Vec<String>,
@@ -151,9 +158,9 @@ pub(crate) async fn check_all(config: &EngineConfig, agents: &[Agent]) -> Vec<Cl
 async fn add_models(config: &EngineConfig, reports: &mut [CliReport]) {
     let mut listings = JoinSet::new();
     for (at, report) in reports.iter().enumerate() {
-        if let (true, Some(path)) = (report.state.usable(), report.path.clone()) {
+        if let (true, Some(found)) = (report.state.usable(), report.found_cli.clone()) {
             let (agent, config) = (report.agent, config.clone());
-            listings.spawn(async move { (at, models::list(agent, &config, &path).await) });
+            listings.spawn(async move { (at, models::list(agent, &config, &found).await) });
         }
     }
     for (at, listed) in listings.join_all().await {
@@ -171,6 +178,8 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
         path: None,
         found_by: None,
         found: None,
+        starts: None,
+        found_cli: None,
         looked: Vec::new(),
         version: None,
         verified_version,
@@ -191,14 +200,17 @@ async fn check(agent: Agent, found: Result<FoundCli, SetupError>) -> CliReport {
     report.path = Some(found.path.clone());
     report.found_by = Some(found.source.to_string());
     report.found = found.describe();
-    rate_version(&mut report, agent, &found.path).await;
+    report.starts = found.start.note();
+    rate_version(&mut report, agent, &found).await;
+    report.found_cli = Some(found);
     report
 }
 
 /// The found CLI's state by its `--version`: verified, another release, or broken.
-async fn rate_version(report: &mut CliReport, agent: Agent, path: &Path) {
+async fn rate_version(report: &mut CliReport, agent: Agent, found: &FoundCli) {
     let cli = agent.cli();
-    match version_of(cli, path).await {
+    let path = &found.path;
+    match version_of(cli, found).await {
         Ok(version) => {
             report.release = release(&version, cli.verified_version());
             report.state = match report.release {
@@ -286,10 +298,8 @@ fn missing_advice(agent: Agent, error: &SetupError) -> String {
 }
 
 /// The version `<bin> --version` prints.
-async fn version_of(cli: &dyn Cli, bin: &Path) -> Result<String, String> {
-    let mut command = tokio::process::Command::new(bin);
-    command.arg("--version");
-    let printed = probe(command).await?;
+async fn version_of(cli: &dyn Cli, found: &FoundCli) -> Result<String, String> {
+    let printed = probe(command_for(found, &["--version"])).await?;
     cli.version_from(&printed.stdout)
         .or_else(|| cli.version_from(&printed.stderr))
         .ok_or_else(|| format!("printed no version: {:?}", printed.stdout.trim()))
@@ -314,8 +324,8 @@ fn render(reports: &[CliReport]) -> String {
             report.label(),
             version
         ));
-        if let Some(found) = &report.found {
-            out.push_str(&format!("          {found}\n"));
+        for said in [&report.found, &report.starts].into_iter().flatten() {
+            out.push_str(&format!("          {said}\n"));
         }
         if let Some(advice) = &report.advice {
             out.push_str(&format!("          {advice}\n"));

@@ -86,8 +86,12 @@ impl SandboxReport {
     }
 }
 
-/// Where a run at `level` may write under the sandbox (reads are never restricted).
+/// Where a run at `level` may write under the sandbox (reads are never restricted); on
+/// Windows, which has none the server can apply, what bounds it instead.
 fn enforces(level: Permission) -> &'static str {
+    if cfg!(windows) {
+        return windows_bound(level);
+    }
     match level {
         Permission::ReadOnly => {
             "writes only to the CLI's own state dirs and a private temp dir (and the device files)"
@@ -95,6 +99,21 @@ fn enforces(level: Permission) -> &'static str {
         Permission::WorkspaceWrite => {
             "the same, plus the workspace (an isolated run's worktree and its git metadata) \
              and a custom agent's `writable` dirs"
+        }
+        Permission::Unlimited => "not confined",
+    }
+}
+
+/// What bounds a run at `level` on Windows: the CLI itself, never the OS.
+fn windows_bound(level: Permission) -> &'static str {
+    match level {
+        Permission::ReadOnly => {
+            "no kernel sandbox on Windows: the CLI's own read-only mode is the only bound \
+             (codex applies its own Windows sandbox; the others their permission flags)"
+        }
+        Permission::WorkspaceWrite => {
+            "no kernel sandbox on Windows: the CLI's own workspace-write mode is the only bound \
+             (codex applies its own Windows sandbox; the others their permission flags)"
         }
         Permission::Unlimited => "not confined",
     }

@@ -36,9 +36,11 @@ impl StoreSettings {
     }
 
     /// `CAM_STATE_DIR`, else `$XDG_STATE_HOME/cli-agent-mcp`, else
-    /// `~/.local/state/cli-agent-mcp`.
+    /// `~/.local/state/cli-agent-mcp`; on Windows `CAM_STATE_DIR`, else
+    /// `%LOCALAPPDATA%\cli-agent-mcp` (the user's profile, not roamed).
     pub fn dir(&self) -> Result<PathBuf, StoreError> {
-        state_dir_from(self.state_dir.as_deref(), |name| std::env::var_os(name))
+        let env = |name: &str| std::env::var_os(name);
+        state_dir_from(self.state_dir.as_deref(), env, cfg!(windows))
     }
 
     /// How long finished jobs are kept: `CAM_JOB_RETENTION_DAYS` (default 7).
@@ -66,11 +68,19 @@ impl StoreSettings {
 fn state_dir_from(
     configured: Option<&OsStr>,
     env: impl Fn(&str) -> Option<OsString>,
+    windows: bool,
 ) -> Result<PathBuf, StoreError> {
     if let Some(dir) = configured {
         return Ok(PathBuf::from(dir));
     }
     let var = |name| env(name).filter(|value| !value.is_empty());
+    if windows {
+        let local = var("LOCALAPPDATA").map(PathBuf::from);
+        let local = local.filter(|local| local.is_absolute());
+        return Ok(local
+            .ok_or(StoreError::NoLocalAppData)?
+            .join("cli-agent-mcp"));
+    }
     // The XDG spec says a relative path there is invalid and to be ignored.
     let base = match var("XDG_STATE_HOME").map(PathBuf::from) {
         Some(state) if state.is_absolute() => state,
@@ -97,12 +107,15 @@ fn number(
 }
 
 /// Creates `dir` and its missing parents, readable by this user only (jobs hold prompts and
-/// answers). An existing directory is left as it is.
+/// answers). An existing directory is left as it is. On Windows the directory is made as any
+/// other: it inherits its parent's ACL, which under the user's profile (`%LOCALAPPDATA%`)
+/// already gives only the user, SYSTEM and Administrators access.
 pub fn create_private(dir: &Path) -> Result<(), StoreError> {
-    use std::os::unix::fs::DirBuilderExt;
-    std::fs::DirBuilder::new()
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
         .recursive(true)
-        .mode(0o700)
         .create(dir)
         .map_err(|source| StoreError::CreateDir {
             dir: dir.to_owned(),
@@ -123,9 +136,33 @@ mod tests {
         state_dir_from(
             StoreSettings::from_values(value).state_dir.as_deref(),
             value,
+            false,
         )
     }
 
+    #[test]
+    fn on_windows_cam_state_dir_wins_then_local_app_data() {
+        fn value<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+            move |name| {
+                vars.iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| OsString::from(value))
+            }
+        }
+        let absolute = if cfg!(windows) { r"C:\l" } else { "/l" };
+        let local = [("LOCALAPPDATA", absolute), ("HOME", "/h")];
+        let dir = state_dir_from(None, value(&local), true).unwrap();
+        assert_eq!(dir, Path::new(absolute).join("cli-agent-mcp"));
+        let configured = state_dir_from(Some(OsStr::new("/s")), value(&local), true).unwrap();
+        assert_eq!(configured, Path::new("/s"));
+        for vars in [&[("HOME", "/h")][..], &[("LOCALAPPDATA", "rel")][..]] {
+            let error = state_dir_from(None, value(vars), true).unwrap_err();
+            assert!(matches!(error, StoreError::NoLocalAppData), "{error}");
+        }
+    }
+
+    // XDG's paths are Unix's: `/x` is not absolute on Windows.
+    #[cfg(unix)]
     #[test]
     fn cam_state_dir_wins_then_xdg_state_home_then_home() {
         let all = [

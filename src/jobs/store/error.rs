@@ -13,6 +13,11 @@ pub enum StoreError {
          XDG_STATE_HOME) to a writable directory"
     )]
     NoStateDir,
+    #[error(
+        "cannot tell where to keep the job store: LOCALAPPDATA is not set (or not a full path); \
+         set CAM_STATE_DIR to a writable directory"
+    )]
+    NoLocalAppData,
 
     #[error(
         "cannot create the job store's directory {}: {source}; make its parent writable by this \

@@ -98,10 +98,7 @@ pub(super) fn status(store: &Store, id: &JobId) -> JobStatus {
 
 /// An owner that existed and is gone: a child, spawned, killed and reaped.
 pub(super) fn dead_owner() -> Owner {
-    let mut child = std::process::Command::new("sleep")
-        .arg("60")
-        .spawn()
-        .unwrap();
+    let mut child = sleeper().spawn().unwrap();
     let owner = Owner::of(child.id()).unwrap();
     assert!(owner.is_alive());
     child.kill().unwrap();
@@ -599,8 +596,11 @@ fn a_store_from_a_newer_version_is_refused_not_rewritten() {
 }
 
 /// Makes `dir` unwritable even for root (who ignores mode bits): immutable while it lives.
+/// Unix only: a Windows directory is made unwritable by its ACL, not by a mode.
+#[cfg(unix)]
 struct Unwritable<'a>(&'a Path);
 
+#[cfg(unix)]
 impl<'a> Unwritable<'a> {
     fn new(dir: &'a Path) -> Self {
         use std::os::unix::fs::PermissionsExt;
@@ -622,6 +622,7 @@ impl<'a> Unwritable<'a> {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Unwritable<'_> {
     fn drop(&mut self) {
         use std::os::unix::fs::PermissionsExt;
@@ -633,6 +634,7 @@ impl Drop for Unwritable<'_> {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn an_unwritable_directory_gives_an_error_that_says_how_to_fix_it() {
     let dir = temp_dir("store-readonly");
@@ -747,5 +749,38 @@ fn stores_opened_at_once_on_a_fresh_directory_all_open() {
         for opener in openers {
             opener.join().expect("no panic").expect("opens");
         }
+    }
+}
+
+/// A process that waits a minute: `sleep 60`.
+#[cfg(unix)]
+fn sleeper() -> std::process::Command {
+    let mut sleep = std::process::Command::new("sleep");
+    sleep.arg("60");
+    sleep
+}
+
+/// A process that waits a minute: this test binary running [`sleeps_when_asked`] (Windows
+/// has no `sleep`).
+#[cfg(windows)]
+fn sleeper() -> std::process::Command {
+    let mut sleep = std::process::Command::new(std::env::current_exe().unwrap());
+    sleep.env(SLEEPER, "1").args([
+        "--exact",
+        "jobs::store::tests::sleeps_when_asked",
+        "--ignored",
+    ]);
+    sleep
+}
+
+#[cfg(windows)]
+const SLEEPER: &str = "CAM_TEST_SLEEPER";
+
+#[cfg(windows)]
+#[test]
+#[ignore = "the process dead_owner starts"]
+fn sleeps_when_asked() {
+    if std::env::var_os(SLEEPER).is_some() {
+        std::thread::sleep(Duration::from_secs(60));
     }
 }

@@ -2,27 +2,43 @@
 //! started it holds.
 //!
 //! A host may start the server through a launcher (the npm package's `bin/cli-agent-mcp.js`
-//! where Node.js cannot exec) and then SIGKILL the launcher, which can pass nothing on. Such a
-//! launcher gives the server the read end of a pipe or socket and names its descriptor in
-//! `CAM_PARENT_PIPE`; when it dies, however, the kernel closes its end and the server reads
-//! EOF. The server then shuts down as when its stdin closes: every run cancelled and torn
-//! down, then exit.
+//! where Node.js cannot exec) and then kill the launcher, which can pass nothing on. Such a
+//! launcher gives the server the read end of a pipe and names it in `CAM_PARENT_PIPE`; when
+//! it dies, however, the OS closes its end and the server reads EOF. The server then shuts
+//! down as when its stdin closes: every run cancelled and torn down, then exit.
+//!
+//! The number is a file descriptor on Unix. On Windows it is the same number in the C
+//! runtime's table of inherited handles, which Node.js (libuv) passes to a child for each
+//! `stdio` entry (see [`crt_table`]): the launcher's `stdio[3]` is the server's pipe there
+//! too, so the launcher is the same on every OS.
+
+#[cfg(any(windows, test))]
+mod crt_table;
+#[cfg(unix)]
+mod unix;
+#[cfg(windows)]
+mod windows;
 
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-use nix::fcntl::{FcntlArg, FdFlag, fcntl};
-use nix::sys::stat::{SFlag, fstat};
-
+#[cfg(unix)]
+use self::unix as os;
+#[cfg(windows)]
+use self::windows as os;
 use crate::mcp::{Shutdown, ShutdownCause};
 
 /// The variable that names the descriptor.
 pub const VAR: &str = "CAM_PARENT_PIPE";
 
-/// The server's end of the launcher's pipe: open, a pipe or a socket, closed on exec.
+/// The server's end of the launcher's pipe: open, a pipe (or a socket on Unix), not passed on
+/// to what the server starts.
 #[derive(Debug)]
-pub struct ParentPipe(OwnedFd);
+pub struct ParentPipe {
+    /// The number `CAM_PARENT_PIPE` gave, for the logs.
+    number: i32,
+    file: std::fs::File,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParentPipeError {
@@ -31,12 +47,12 @@ pub enum ParentPipeError {
     )]
     NotADescriptor(OsString),
     #[error("{VAR}={fd}: descriptor {fd} is {what}: the launcher's pipe is not watched")]
-    NotAPipe { fd: RawFd, what: String },
+    NotAPipe { fd: i32, what: String },
 }
 
 /// The pipe `CAM_PARENT_PIPE` names, if set. The variable is removed from the environment so
 /// that nothing this process starts (the guardian, a CLI given `CAM_PASS_ENV=*`, a nested
-/// server) takes a descriptor of its own for the launcher's; the descriptor is closed on exec.
+/// server) takes a descriptor of its own for the launcher's; the descriptor is not inherited.
 ///
 /// # Safety
 ///
@@ -59,28 +75,20 @@ impl ParentPipe {
     ///
     /// Nothing else in this process may own that descriptor.
     unsafe fn from_var(value: &std::ffi::OsStr) -> Result<Self, ParentPipeError> {
-        let fd = value
+        let number = value
             .to_str()
-            .and_then(|text| text.trim().parse::<RawFd>().ok())
+            .and_then(|text| text.trim().parse::<i32>().ok())
             .filter(|&fd| fd > 2)
             .ok_or_else(|| ParentPipeError::NotADescriptor(value.to_owned()))?;
-        // SAFETY: only borrowed for the checks below; an fd that is not open fails fstat.
-        let borrowed = unsafe { BorrowedFd::borrow_raw(fd) };
-        let not_a_pipe = |what: String| ParentPipeError::NotAPipe { fd, what };
-        let stat = fstat(borrowed).map_err(|error| not_a_pipe(format!("not open ({error})")))?;
-        let kind = SFlag::from_bits_truncate(stat.st_mode) & SFlag::S_IFMT;
-        if kind != SFlag::S_IFIFO && kind != SFlag::S_IFSOCK {
-            return Err(not_a_pipe("neither a pipe nor a socket".to_owned()));
-        }
-        fcntl(borrowed, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC))
-            .map_err(|error| not_a_pipe(format!("not usable ({error})")))?;
-        // SAFETY: the descriptor is open (fstat succeeded) and the caller promises no one
-        // else owns it.
-        Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
+        let not_a_pipe = |what: String| ParentPipeError::NotAPipe { fd: number, what };
+        // SAFETY: the caller's promise, passed on.
+        let file = unsafe { os::open(number) }.map_err(not_a_pipe)?;
+        Ok(Self { number, file })
     }
 
-    pub fn fd(&self) -> RawFd {
-        self.0.as_raw_fd()
+    /// The number `CAM_PARENT_PIPE` gave.
+    pub fn fd(&self) -> i32 {
+        self.number
     }
 }
 
@@ -99,8 +107,10 @@ pub fn watch(pipe: ParentPipe, shutdown: Shutdown) {
     });
 }
 
+/// Reads until EOF: on Windows a pipe whose writer is gone reads as EOF too (std maps
+/// `ERROR_BROKEN_PIPE` to it).
 fn read_to_end(pipe: ParentPipe) -> io::Result<()> {
-    let mut pipe = std::fs::File::from(pipe.0);
+    let mut pipe = pipe.file;
     let mut buf = [0u8; 256];
     loop {
         match pipe.read(&mut buf) {
@@ -115,30 +125,16 @@ fn read_to_end(pipe: ParentPipe) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
-    use std::os::fd::IntoRawFd;
     use std::time::Duration;
 
     use super::*;
 
-    fn shutdown() -> Shutdown {
-        Shutdown::for_tests()
-    }
-
-    /// A pipe's read end, given up as a bare descriptor number as a launcher passes it.
-    fn pipe_named() -> (OsString, std::fs::File) {
-        let (read, write) = nix::unistd::pipe().expect("pipe");
-        let number = read.into_raw_fd();
-        (number.to_string().into(), std::fs::File::from(write))
-    }
-
     #[tokio::test]
     async fn data_is_ignored_and_the_launchers_death_shuts_the_server_down() {
-        let (value, mut launcher) = pipe_named();
-        // SAFETY: the descriptor was given up by its owner above.
-        let pipe = unsafe { ParentPipe::from_var(&value) }.expect("a pipe");
-        let flags = fcntl(&pipe.0, FcntlArg::F_GETFD).expect("F_GETFD");
-        assert!(FdFlag::from_bits_truncate(flags).contains(FdFlag::FD_CLOEXEC));
-        let shutdown = shutdown();
+        let (read, mut launcher) = std::io::pipe().expect("pipe");
+        let file = std::fs::File::from(os::owned(read));
+        let pipe = ParentPipe { number: 3, file };
+        let shutdown = Shutdown::for_tests();
         watch(pipe, shutdown.clone());
         launcher.write_all(b"anything\n").expect("write");
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -150,19 +146,15 @@ mod tests {
     }
 
     #[test]
-    fn anything_but_an_open_pipe_or_socket_is_refused() {
-        for bad in ["", "x", "-1", "0", "2", "99999"] {
-            // SAFETY: none of these is a descriptor anything owns (99999 is not open).
+    fn anything_but_a_number_above_2_is_refused() {
+        for bad in ["", "x", "-1", "0", "2"] {
+            // SAFETY: none of these is a descriptor anything owns.
             let refused = unsafe { ParentPipe::from_var(std::ffi::OsStr::new(bad)) };
-            assert!(refused.is_err(), "{bad:?} was taken");
+            let message = refused.expect_err(bad).to_string();
+            assert!(
+                message.contains("not a file descriptor number"),
+                "{message}"
+            );
         }
-        let file = std::fs::File::open("Cargo.toml").expect("a regular file");
-        let number = file.into_raw_fd();
-        // SAFETY: the descriptor was given up by its owner above; refused, it is not owned.
-        let refused = unsafe { ParentPipe::from_var(&OsString::from(number.to_string())) };
-        let message = refused.expect_err("a regular file").to_string();
-        assert!(message.contains("neither a pipe nor a socket"), "{message}");
-        // SAFETY: refused above, so still ours to close.
-        drop(unsafe { OwnedFd::from_raw_fd(number) });
     }
 }
