@@ -5,8 +5,8 @@ Usage: packaging/npm/stage.py VERSION PLATFORM BINARY OUT
 
   VERSION   Cargo.toml's version (scripts/package reads it with cargo metadata)
   PLATFORM  the platform package to lay out, a key of packaging/names.json's platforms
-            (linux-x64, linux-arm64, darwin-x64, darwin-arm64)
-  BINARY    the release binary for that platform
+            (linux-x64, linux-arm64, darwin-x64, darwin-arm64, win32-x64, win32-arm64)
+  BINARY    the release binary for that platform (on Windows, cli-agent-mcp.exe)
   OUT       a fresh directory: OUT/main/ gets the main package, OUT/PLATFORM/ the platform's
 
 The main package is packaging/npm/package.json with the names of packaging/names.json, the
@@ -24,7 +24,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 NAMES = json.loads((HERE.parent / "names.json").read_text())
-OS_TITLES = {"linux": "Linux", "darwin": "macOS"}
+OS_TITLES = {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}
+
+
+def binary_file(platform):
+    """The binary's file name in a platform package: Windows runs only a name with .exe."""
+    return NAMES["binary"] + (".exe" if platform["os"] == "win32" else "")
 
 
 def common_fields(version):
@@ -60,7 +65,7 @@ def platform_manifest(version, platform):
     }
     if "libc" in platform:
         manifest["libc"] = [platform["libc"]]
-    manifest["files"] = [f"bin/{NAMES['binary']}"]
+    manifest["files"] = [f"bin/{binary_file(platform)}"]
     manifest["preferUnplugged"] = True
     return manifest
 
@@ -85,7 +90,7 @@ def stage_platform(version, key, binary, out):
     directory = out / key
     write_manifest(directory, platform_manifest(version, platform))
     (directory / "bin").mkdir()
-    target = directory / "bin" / NAMES["binary"]
+    target = directory / "bin" / binary_file(platform)
     shutil.copyfile(binary, target)
     target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     (directory / "README.md").write_text(

@@ -13,6 +13,13 @@
 // launcher holds, and CAM_PARENT_PIPE=3 says so; the server shuts down (its runs torn down)
 // when that pipe reaches EOF, as when its stdin closes.
 //
+// On Windows there is no execve: the binary (cli-agent-mcp.exe) always runs as the child, with
+// the same pipe. libuv hands the child's end of it over as the C runtime's fd 3 (an inherited
+// handle listed in STARTUPINFO's lpReserved2, the table MSVC's runtime reads at start-up), and
+// CAM_PARENT_PIPE=3 says so; the server takes the handle from that table. No signal is passed
+// on there: Ctrl-C and Ctrl-Break reach every process of the console, the server too, and
+// Windows has no SIGTERM or SIGHUP to send; the launcher only waits for the server to end.
+//
 // CLI_AGENT_MCP_BINARY=/path/to/cli-agent-mcp runs that binary instead of the package's.
 'use strict';
 
@@ -28,6 +35,9 @@ const BINARY = 'cli-agent-mcp';
 const OVERRIDE = 'CLI_AGENT_MCP_BINARY';
 const PARENT_PIPE = 'CAM_PARENT_PIPE';
 const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+const WINDOWS = process.platform === 'win32';
+// What the console sends on Windows: heard, so that the launcher outlives the server.
+const CONSOLE_EVENTS = ['SIGINT', 'SIGBREAK'];
 
 function fail(message) {
   process.stderr.write(`cli-agent-mcp: ${message}\n`);
@@ -63,7 +73,8 @@ function findBinary() {
     sourceInstall();
   if (!platforms.includes(wanted)) fail(unsupported(`${process.platform}-${process.arch}`));
   try {
-    return path.join(path.dirname(require.resolve(`${wanted}/package.json`)), 'bin', BINARY);
+    const file = WINDOWS ? `${BINARY}.exe` : BINARY;
+    return path.join(path.dirname(require.resolve(`${wanted}/package.json`)), 'bin', file);
   } catch {
     // npm leaves a glibc package out on musl; asked only here, as the report takes ~50 ms.
     if (isMusl()) fail(unsupported(`${process.platform}-${process.arch} with musl`));
@@ -78,7 +89,7 @@ function findBinary() {
 
 /** Become the binary, where Node.js can: nothing of the launcher stays. */
 function execInPlace(binary, args) {
-  if (typeof process.execve !== 'function' || process.platform === 'win32') return;
+  if (typeof process.execve !== 'function' || WINDOWS) return;
   // A failed execve aborts Node.js with a native stack trace: say what is wrong first.
   try {
     fs.accessSync(binary, fs.constants.X_OK);
@@ -86,6 +97,23 @@ function execInPlace(binary, args) {
     fail(`cannot run ${binary}: ${error.message}`);
   }
   process.execve(binary, [binary, ...args], process.env);
+}
+
+/** Pass the host's signals on to the child (POSIX); on Windows, outlive the console's events. */
+function passSignalsOn(child) {
+  if (WINDOWS) {
+    for (const event of CONSOLE_EVENTS) process.on(event, () => {});
+    return;
+  }
+  const terminal = tty.isatty(0);
+  for (const signal of FORWARDED) {
+    process.on(signal, () => {
+      // A terminal's Ctrl-C reaches the child too (same process group): pass it on only when
+      // it did not come from there, or the server would see two.
+      if (signal === 'SIGINT' && terminal) return;
+      child.kill(signal);
+    });
+  }
 }
 
 /** Run the binary as a child, until it ends; end the same way. */
@@ -96,15 +124,7 @@ function runAsChild(binary, args) {
   });
   // Our end of the child's fd 3: closed by the kernel when this process dies, however.
   const parentPipe = child.stdio[3];
-  const terminal = tty.isatty(0);
-  for (const signal of FORWARDED) {
-    process.on(signal, () => {
-      // A terminal's Ctrl-C reaches the child too (same process group): pass it on only when
-      // it did not come from there, or the server would see two.
-      if (signal === 'SIGINT' && terminal) return;
-      child.kill(signal);
-    });
-  }
+  passSignalsOn(child);
   child.on('error', (error) => fail(`cannot run ${binary}: ${error.message}`));
   child.on('exit', (code, signal) => {
     parentPipe.destroy();
