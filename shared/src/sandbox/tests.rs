@@ -22,6 +22,7 @@ fn required_refuses_where_the_os_cannot_confine_naming_the_fix() {
         KernelSupport::NoLandlock,
         KernelSupport::LandlockDisabled,
         KernelSupport::NoSeatbelt,
+        KernelSupport::NoWindowsSandbox,
     ];
     for missing in missing_kinds {
         let error = decide(SandboxMode::Required, Permission::ReadOnly, missing).unwrap_err();
