@@ -7,8 +7,11 @@ use std::process::Stdio;
 
 use tokio::process::{ChildStderr, ChildStdin, Command};
 
-use super::Pipe;
 use super::leader::Leader;
+#[cfg(unix)]
+use super::pipe::Pipe;
+#[cfg(windows)]
+use super::pipe_windows::Pipe;
 use crate::command_line::CommandLine;
 use crate::marker::{MARKER_VAR, RunMarker};
 use crate::platform::SpawnSandbox;

@@ -9,6 +9,7 @@
 mod figures;
 mod files;
 mod job;
+mod live_jobs;
 mod observe;
 mod peb;
 mod run_watch;

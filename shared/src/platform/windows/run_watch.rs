@@ -53,7 +53,7 @@ impl RunWatch {
             .stack_size(WAITER_STACK)
             .spawn(move || wait_for_exit(&process, &tell))?;
         let job = Arc::new(job);
-        super::sweep::register(&job);
+        super::live_jobs::register(&job);
         Ok(Self { pid, job, exited })
     }
 

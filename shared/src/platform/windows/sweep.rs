@@ -1,10 +1,9 @@
 //! After a run's leader exited: terminate what is left of its job and wait until the job
 //! reports no active process; and the last resort that terminates every run's job at once.
 
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
-use super::job::Job;
+use super::live_jobs;
 use super::run_watch::RunWatch;
 use crate::marker::{MarkerPrefix, RunMarker};
 use crate::platform::marked::MarkedPass;
@@ -12,16 +11,6 @@ use crate::platform::marked::MarkedPass;
 /// How long a sweep waits for the job to empty after terminating it: the kernel ends
 /// terminated processes at once, so only a wedged driver call could take this long.
 const SWEEP_LIMIT: Duration = Duration::from_secs(5);
-
-/// The jobs of this process's live runs, for [`kill_runs`].
-static JOBS: Mutex<Vec<Weak<Job>>> = Mutex::new(Vec::new());
-
-/// Remember a run's job for the last resort; forgotten once the run drops it.
-pub(super) fn register(job: &Arc<Job>) {
-    let mut jobs = JOBS.lock().unwrap_or_else(PoisonError::into_inner);
-    jobs.retain(|job| job.strong_count() > 0);
-    jobs.push(Arc::downgrade(job));
-}
 
 /// Terminate what is left of the run's job, then wait until the job has no active process:
 /// only then has the run ended. Returns how many processes were left (and so terminated).
@@ -70,14 +59,8 @@ pub fn kill_runs(_: &MarkerPrefix, runs: &RunsOf) -> MarkedPass {
     if *runs == RunsOf::Parent {
         return MarkedPass::default();
     }
-    let jobs: Vec<Arc<Job>> = JOBS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .filter_map(Weak::upgrade)
-        .collect();
     let mut killed = 0;
-    for job in jobs {
+    for job in live_jobs::all() {
         let active = usize::try_from(job.active_processes().unwrap_or(0)).unwrap_or(0);
         if active > 0 && job.terminate() {
             killed += active;
