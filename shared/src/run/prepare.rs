@@ -60,7 +60,8 @@ pub(crate) fn prepare(
     request.model = request.model.or_else(|| profile.model.clone());
     request.effort = request.effort.or(profile.effort);
     request.timeout = request.timeout.or(profile.timeout);
-    request.workspace = std::fs::canonicalize(&request.workspace)
+    // The plain form on Windows: the CLI's working directory, which cmd.exe refuses verbatim.
+    request.workspace = crate::plain_path::canonicalize(&request.workspace)
         .ok()
         .filter(|path| path.is_dir())
         .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
