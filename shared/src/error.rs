@@ -112,6 +112,23 @@ pub enum SetupError {
         original: PathBuf,
     },
 
+    /// The CLI is a batch file (not an npm shim) whose command line `cmd.exe` cannot be
+    /// given safely (Windows).
+    #[error(
+        "{agent} is the batch file {}, which only cmd.exe runs, and {reason}: nothing was \
+         started. Install the CLI with npm (its shim is started without cmd.exe), or point \
+         {agent}'s binary setting at its .exe",
+        .bin.display()
+    )]
+    UnsafeBatchFile {
+        /// The agent's name.
+        agent: &'static str,
+        /// The batch file.
+        bin: PathBuf,
+        /// What cmd.exe would misread.
+        reason: &'static str,
+    },
+
     /// The CLI's process could not be started.
     #[error("could not start {agent} ({}): {source}", .bin.display())]
     Spawn {

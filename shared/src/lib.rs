@@ -38,6 +38,7 @@ cfg_if::cfg_if! {
         mod open_calls;
         pub mod outcome;
         pub mod output_schema;
+        pub mod plain_path;
         pub mod platform;
         pub mod process;
         pub mod question;

@@ -18,7 +18,7 @@ pub use self::search::{
     CliSource, INSTALL_DIRS, LoginPath, Places, Probe, WindowsEnv, node_version, on_path, search,
 };
 pub use self::shim::{ShimProgram, ShimTarget, resolve as resolve_shim};
-pub use self::start::{Start, is_batch, start_of};
+pub use self::start::{Start, batch_file_refusal, is_batch, start_of};
 pub use self::windows_dirs::WINDOWS_INSTALL_DIRS;
 use crate::agent::Agent;
 use crate::command_line::CommandLine;

@@ -57,6 +57,26 @@ impl Start {
     }
 }
 
+/// Why `cmd.exe` cannot be given this batch file's command line safely, when it cannot: std
+/// quotes a batch file's arguments for `cmd.exe` (and refuses a line break only when it starts
+/// it), but passes the file's own path with its `%` as they are, for `cmd.exe` to expand
+/// against the arguments' escapes. Checked before anything starts, so the call says why.
+pub fn batch_file_refusal(command_line: &CommandLine) -> Option<&'static str> {
+    if command_line.program.to_string_lossy().contains('%') {
+        return Some(
+            "its path holds a `%`, which cmd.exe would read as the start of a variable \
+             (Rust's batch-file quoting does not escape the file's own path)",
+        );
+    }
+    if command_line.args.iter().any(|a| a.contains(['\r', '\n'])) {
+        return Some(
+            "an argument of its command line holds a line break, where cmd.exe would end \
+             the command",
+        );
+    }
+    None
+}
+
 /// How `path` starts: on Windows ([`Places::windows`]) a batch file is read as an npm shim
 /// when it is one; everything else, and everything on Unix, as found.
 pub fn start_of(path: &Path, places: Places<'_>, probe: &dyn Probe) -> Start {

@@ -285,3 +285,23 @@ fn a_batch_file_npm_did_not_write_or_without_its_node_runs_as_a_batch_file() {
     };
     assert_eq!(start_of(&no_node, unix, &probe), Start::AsFound);
 }
+
+#[test]
+fn a_batch_file_whose_path_holds_a_percent_or_an_argument_a_line_break_is_refused() {
+    let line = |program: &str, arg: &str| {
+        let mut line = CommandLine::new(Path::new(program));
+        line.arg("exec").arg(arg);
+        line
+    };
+    let odd = r"C:\Users\Ann Lee\work & play ^ !\bin\codex.cmd";
+    assert_eq!(
+        batch_file_refusal(&line(odd, "say \"hi\" & 5% ^ | !")),
+        None
+    );
+    let percent = batch_file_refusal(&line(r"C:\100% sure\codex.cmd", "x"));
+    assert!(percent.expect("refused").contains('%'));
+    for arg in ["one\ntwo", "one\rtwo"] {
+        let broken = batch_file_refusal(&line(odd, arg));
+        assert!(broken.expect("refused").contains("line break"), "{arg:?}");
+    }
+}

@@ -5,7 +5,7 @@ use crate::agent::Agent;
 use crate::command_line::CommandLine;
 use crate::config::EngineConfig;
 use crate::error::SetupError;
-use crate::locate::{FoundCli, find_cli};
+use crate::locate::{FoundCli, Start, batch_file_refusal, find_cli};
 use crate::request::{Isolation, Permission, RunRequest};
 use crate::sandbox::{self, KernelSupport};
 
@@ -60,7 +60,8 @@ pub(crate) fn prepare(
     request.model = request.model.or_else(|| profile.model.clone());
     request.effort = request.effort.or(profile.effort);
     request.timeout = request.timeout.or(profile.timeout);
-    request.workspace = std::fs::canonicalize(&request.workspace)
+    // The plain form on Windows: the CLI's working directory, which cmd.exe refuses verbatim.
+    request.workspace = crate::plain_path::canonicalize(&request.workspace)
         .ok()
         .filter(|path| path.is_dir())
         .ok_or_else(|| SetupError::WorkspaceMissing(request.workspace.clone()))?;
@@ -70,6 +71,15 @@ pub(crate) fn prepare(
     let confined = sandbox::decide(config.sandbox, request.permission, KernelSupport::current())?;
     let mut command_line = build_command_line(config, agent, &request, &program, confined)?;
     let files = RunFiles::hand_over(agent, &request, &mut command_line)?;
+    if program.start == Start::BatchFile
+        && let Some(reason) = batch_file_refusal(&command_line)
+    {
+        return Err(SetupError::UnsafeBatchFile {
+            agent: agent.name(),
+            bin: program.path.clone(),
+            reason,
+        });
+    }
     Ok(Prepared {
         agent,
         request,
