@@ -124,7 +124,7 @@ impl Loaded {
         repositories
             .iter()
             .map(|(path, settings)| RepositoryCommands {
-                path: std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                path: crate::paths::canonicalize(path).unwrap_or_else(|_| path.clone()),
                 setup: settings.setup.clone(),
                 check: settings.check.clone(),
             })

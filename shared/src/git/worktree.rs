@@ -232,7 +232,7 @@ pub fn worktree_metadata(top: &Path) -> std::io::Result<Vec<PathBuf>> {
     let link = std::fs::read_to_string(top.join(".git"))?;
     let own = top.join(link.trim().trim_start_matches("gitdir:").trim());
     let common_link = std::fs::read_to_string(own.join("commondir"))?;
-    let common = std::fs::canonicalize(own.join(common_link.trim()))?;
+    let common = crate::plain_path::canonicalize(&own.join(common_link.trim()))?;
     let branches = Path::new("refs/heads").join(super::job::BRANCH_PREFIX);
     let refs = common.join(&branches);
     let logs = common.join("logs").join(&branches);

@@ -73,7 +73,7 @@ fn list(store: &Store, args: JobsListArgs, json: bool) -> Result<(), CommandErro
         agent: args.agent,
         workspace: args
             .workspace
-            .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir)),
+            .map(|dir| crate::paths::canonicalize(&dir).unwrap_or(dir)),
         limit: args.limit,
         offset: 0,
     })?;
