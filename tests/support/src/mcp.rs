@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{self, binary, repo};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
+#[cfg(unix)]
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -93,6 +95,7 @@ impl Builder {
     }
 
     /// Start the server as the leader of a process group of its own.
+    #[cfg(unix)]
     pub fn own_process_group(mut self) -> Self {
         self.command.process_group(0);
         self
@@ -457,6 +460,7 @@ impl Server {
         drop(self.stdin.take());
     }
 
+    #[cfg(unix)]
     pub fn signal(&self, signal: Signal) {
         nix::sys::signal::kill(Pid::from_raw(self.pid), signal).expect("signal the server");
     }
