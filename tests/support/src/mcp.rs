@@ -56,9 +56,10 @@ pub fn bin_env_var(agent: &str) -> String {
 }
 
 /// Where the tests' workspaces are: the temp dir, and the repository (the servers' default
-/// directory).
-pub fn test_roots() -> String {
-    format!("{}:{}", std::env::temp_dir().display(), repo().display())
+/// directory), in a list as PATH's (`;` between them on Windows), as CAM_ALLOWED_ROOTS is read.
+pub fn test_roots() -> std::ffi::OsString {
+    std::env::join_paths([std::env::temp_dir().as_path(), repo()])
+        .expect("no root holds the list's separator")
 }
 
 /// How to start a server.
