@@ -804,7 +804,8 @@ fn jobs_command(repo: &Repo, args: &[&str]) -> (bool, Value) {
     (output.status.success(), value)
 }
 
-// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's platform::windows tests, under Wine).
+// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's
+// platform::windows tests, under Wine).
 #[cfg(unix)]
 #[tokio::test]
 async fn a_server_killed_by_sigkill_leaves_the_worktree_reviewable_from_a_shell() {

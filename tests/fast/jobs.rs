@@ -510,7 +510,8 @@ async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_
     );
 }
 
-// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's platform::windows tests, under Wine).
+// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's
+// platform::windows tests, under Wine).
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_servers_running_job_is_marked_interrupted_by_the_next_server() {

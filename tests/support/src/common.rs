@@ -98,6 +98,7 @@ pub fn cam_command() -> std::process::Command {
         command.env(key, home.join(dir));
     }
     // Where Windows keeps what XDG names: the config in APPDATA, the job store in LOCALAPPDATA.
+    #[cfg(windows)]
     for (key, dir) in [
         ("USERPROFILE", ""),
         ("APPDATA", "AppData/Roaming"),
