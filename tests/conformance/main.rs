@@ -5,7 +5,9 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-use cli_agent_test_support::{common, mcp, real};
+#[cfg(unix)]
+use cli_agent_test_support::real;
+use cli_agent_test_support::{common, mcp};
 
 mod conformance;
 mod mcp_interop;

@@ -14,6 +14,7 @@
 
 use crate::common;
 use crate::mcp;
+#[cfg(unix)]
 use crate::real;
 
 use std::path::{Path, PathBuf};
@@ -169,6 +170,8 @@ async fn the_python_sdk_gets_answers_validated_against_an_output_schema_on_stdio
 
 /// The SDK as the person the real claude's permission question reaches (against the mock), on
 /// stdio and on Streamable HTTP: tests/interop/delegate_questions.py says what it checks.
+// The real claude in its sandbox (the real module: Unix only).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_answers_the_real_claudes_own_permission_questions() {
     let Some(python) = venv_python() else {

@@ -14,18 +14,23 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-/// The binary with none of the caller's settings, and a config home of its own: the config
-/// file is found there unless a test names one.
+/// The binary with none of the caller's settings, and a config home of its own (APPDATA on
+/// Windows): the config file is found there unless a test names one.
 fn cam(home: &Path) -> Command {
     let mut cmd = common::cam_command();
     cmd.env_remove("CAM_CONFIG")
         .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("APPDATA", home.join("config"))
         .env("CAM_STATE_DIR", home.join("state"));
     cmd
 }
 
 fn write_config(home: &Path, text: &str) -> PathBuf {
-    let path = home.join("config/cli-agent-mcp/config.toml");
+    // Joined a part at a time: the path as the server names it, with the OS's separators.
+    let path = home
+        .join("config")
+        .join("cli-agent-mcp")
+        .join("config.toml");
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
     path

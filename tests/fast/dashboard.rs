@@ -319,6 +319,8 @@ async fn a_failed_jobs_page_shows_its_error_and_hint() {
     );
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_the_dashboard_with_exit_0_while_a_feed_is_open() {
     let state = temp_dir("dash-term");

@@ -2,6 +2,7 @@
 //! and, where installed, the real CLIs; and its report of the kernel sandbox.
 
 use crate::common;
+#[cfg(unix)]
 use crate::real;
 
 use std::process::{Output, Stdio};
@@ -205,6 +206,8 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     );
 }
 
+// A real CLI installed by scripts/install-clis.sh (the real module: Unix only).
+#[cfg(unix)]
 #[test]
 fn the_installed_real_clis_are_the_verified_versions() {
     let Some(bins) = clis::builtin_agents()

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::{assert_none_tagged, tagged_pids, temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{Builder, LEGACY_VERSION, MODERN_VERSION, Server};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -350,6 +351,8 @@ async fn a_public_address_without_a_token_is_refused_at_start() {
     assert!(with_token.is_running());
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_running_call_records_its_job_interrupted_and_exits_0() {
     let state = temp_dir("http-sigterm-state");
@@ -543,6 +546,9 @@ async fn the_dashboard_at_the_root_logs_in_with_its_printed_url_not_the_bearer_t
 
 /// One server, many sessions: a CLI put on the server's PATH while two 2025-11-25 sessions are
 /// open is announced on each one's stream.
+// Links the fake CLI, a POSIX script, into PATH; Windows' PATH search is the engine's locate
+// tests' (under Wine).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_session_hears_of_a_cli_installed_while_the_server_runs() {
     let bin = temp_dir("http-offered-bin");

@@ -9,10 +9,12 @@ use crate::mcp;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+#[cfg(unix)]
 use std::time::Duration;
 
 use common::temp_dir;
 use mcp::{Server, all_text, is_error, job_id, texts};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -771,6 +773,8 @@ async fn a_cancelled_run_keeps_its_worktree_for_review_and_job_discard_removes_i
     assert_reviewable_then_discard(&mut server, &repo, &id).await;
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test]
 async fn a_server_stopped_by_sigterm_leaves_the_worktree_reviewable_by_the_next() {
     let repo = Repo::with_commit("iso-sigterm");
@@ -800,6 +804,9 @@ fn jobs_command(repo: &Repo, args: &[&str]) -> (bool, Value) {
     (output.status.success(), value)
 }
 
+// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's
+// platform::windows tests, under Wine).
+#[cfg(unix)]
 #[tokio::test]
 async fn a_server_killed_by_sigkill_leaves_the_worktree_reviewable_from_a_shell() {
     let repo = Repo::with_commit("iso-sigkill");

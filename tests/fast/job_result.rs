@@ -3,15 +3,20 @@
 //! job its server recorded before a SIGTERM, read from the next server; later pages stay lean.
 //! Over stdio, against the fake CLIs.
 
-use crate::common;
 use crate::mcp;
 
-use std::time::Duration;
-
-use common::{temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{Server, all_text, is_error, job_id, structured, texts};
-use nix::sys::signal::Signal;
 use serde_json::{Value, json};
+
+// What the SIGTERM test uses (Unix only).
+#[cfg(unix)]
+use crate::common;
+#[cfg(unix)]
+use common::{temp_dir, unique, wait_for_tagged, wait_until};
+#[cfg(unix)]
+use nix::sys::signal::Signal;
+#[cfg(unix)]
+use std::time::Duration;
 
 async fn first_page(server: &mut Server, id: &str) -> Value {
     let page = server.call("job_result", json!({"job_id": id})).await;
@@ -81,6 +86,8 @@ async fn a_failed_jobs_first_page_has_its_error_with_hint_and_session() {
     );
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_job_interrupted_by_sigterm_reads_from_the_next_server_with_error_hint_and_session() {
     let state = temp_dir("job-result-sigterm");

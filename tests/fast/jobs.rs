@@ -9,8 +9,11 @@ use std::path::Path;
 use std::time::Duration;
 
 use cli_agent_engine::platform;
-use common::{assert_none_tagged, run_processes_of, temp_dir, unique, wait_for_tagged, wait_until};
+#[cfg(unix)]
+use common::wait_until;
+use common::{assert_none_tagged, run_processes_of, temp_dir, unique, wait_for_tagged};
 use mcp::{Server, all_text, is_error, job_id, structured, texts};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -430,6 +433,8 @@ async fn a_second_server_reads_the_first_servers_finished_jobs() {
     assert_eq!(jobs[0]["agent"], "opencode");
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_said() {
     let state = temp_dir("jobs-sigterm");
@@ -505,6 +510,9 @@ async fn sigterm_interrupts_the_running_and_queued_jobs_and_keeps_what_they_had_
     );
 }
 
+// A Unix signal; a killed server's runs go with its job objects on Windows (the engine's
+// platform::windows tests, under Wine).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_servers_running_job_is_marked_interrupted_by_the_next_server() {
     let state = temp_dir("jobs-sigkill");

@@ -7,14 +7,22 @@
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
-use cli_agent_test_support::{common, mcp, real, web};
+#[cfg(unix)]
+use cli_agent_test_support::real;
+use cli_agent_test_support::{common, mcp, web};
 
+// Unix's install dirs and login shell, through links to the fake CLI (a POSIX script); the
+// Windows candidates are the engine's locate tests' (under Wine).
+#[cfg(unix)]
 mod cli_discovery;
 mod config;
 mod custom_agents;
 mod dashboard;
 mod doctor;
 mod engine_lifecycle;
+// Unix only: Windows needs no guardian process (a job object kills the run's tree with its
+// holder: the engine's platform::windows tests, under Wine).
+#[cfg(unix)]
 mod guardian;
 mod http;
 mod input_required;
@@ -26,11 +34,18 @@ mod mcp_garbage;
 mod mcp_logging;
 mod mcp_readme;
 mod mcp_server;
+// Links the fake CLI (a POSIX script) into the server's PATH; Windows' PATH search is the
+// engine's locate tests' (under Wine).
+#[cfg(unix)]
 mod offered_tools;
 mod output_schema;
 mod policy;
 mod resources;
+// The fake CLI (a POSIX script) run by `run`, and signals to it.
+#[cfg(unix)]
 mod run_command;
+// The kernel sandbox (Landlock, Seatbelt): Windows has none (doctor says so).
+#[cfg(unix)]
 mod sandbox;
 mod server_json;
 mod structure;

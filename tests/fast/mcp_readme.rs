@@ -13,16 +13,26 @@
 
 use crate::common;
 use crate::mcp;
-use crate::real;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
-use cli_agent_engine::clis;
-use common::{doc_page_with, readme_snippet, temp_dir};
+use common::{doc_page_with, readme_snippet};
 use mcp::Server;
-use serde_json::{Value, json};
+use serde_json::Value;
+
+// What the real clients' checks use (Unix only, as the real module is).
+#[cfg(unix)]
+use crate::real;
+#[cfg(unix)]
+use cli_agent_engine::clis;
+#[cfg(unix)]
+use common::temp_dir;
+#[cfg(unix)]
+use serde_json::json;
+#[cfg(unix)]
+use std::path::Path;
+#[cfg(unix)]
 use tempfile::TempDir;
 
 const NAME: &str = "cli-agent-mcp";
@@ -220,12 +230,15 @@ fn the_cursor_install_link_carries_the_cursor_snippets_entry() {
     assert_eq!(config, mcp_servers_entry(&readme_snippet("install-cursor")));
 }
 
+// The real clients' home and checks: Unix only, as the real module is.
+#[cfg(unix)]
 /// A home of its own for a real client, with the built server first on PATH, after only the
 /// home's `bin/` (where `stand_in_npx` puts its `npx`).
 struct ClientHome {
     dir: TempDir,
 }
 
+#[cfg(unix)]
 impl ClientHome {
     fn new() -> Self {
         let dir = temp_dir("mcp-readme-home");
@@ -311,6 +324,7 @@ impl ClientHome {
     }
 }
 
+#[cfg(unix)]
 fn assert_connected(listing: &str) {
     let line = listing
         .lines()
@@ -322,6 +336,8 @@ fn assert_connected(listing: &str) {
 /// Each `claude mcp add` line of the documentation: the entry the installed Claude Code wrote
 /// into its user config is what the line means (the server's command, arguments and `-e`
 /// environment), and Claude Code connects to it (the npx lines through a stand-in `npx`).
+// A real CLI installed by scripts/install-clis.sh (the real module: Unix only).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_writes_each_documented_line_as_meant_and_connects() {
     let Some(claude) = real::installed(clis::CLAUDE) else {
@@ -342,6 +358,8 @@ async fn claude_code_writes_each_documented_line_as_meant_and_connects() {
     }
 }
 
+// A real CLI installed by scripts/install-clis.sh (the real module: Unix only).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn claude_code_connects_to_the_claude_desktop_snippet() {
     let Some(claude) = real::installed(clis::CLAUDE) else {
@@ -358,6 +376,8 @@ async fn claude_code_connects_to_the_claude_desktop_snippet() {
     assert_connected(&home.run(&claude, &["mcp", "list"]));
 }
 
+// A real CLI installed by scripts/install-clis.sh (the real module: Unix only).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn codex_reads_the_codex_snippet_as_written() {
     let Some(codex) = real::installed(clis::CODEX) else {
@@ -376,6 +396,8 @@ async fn codex_reads_the_codex_snippet_as_written() {
     assert_eq!(seen["tool_timeout_sec"], 1800.0, "{seen}");
 }
 
+// A real CLI installed by scripts/install-clis.sh (the real module: Unix only).
+#[cfg(unix)]
 #[test]
 fn gemini_turns_its_line_into_the_same_entry_as_the_others() {
     let Some(gemini) = real::installed(clis::GEMINI) else {

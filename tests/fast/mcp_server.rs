@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::{assert_none_tagged, tagged_pids, temp_dir, unique, wait_for_tagged, wait_until};
 use mcp::{JOB_TOOLS, Server, agents, all_text, is_error, structured, texts};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
 use serde_json::{Value, json};
 
@@ -594,6 +595,8 @@ async fn start_hanging_calls(server: &mut Server, directives: &str) -> Vec<(i64,
     calls
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_with_active_calls_cancels_and_answers_each_and_the_server_keeps_serving() {
     let mut server = Server::start().await;
@@ -614,6 +617,8 @@ async fn sigint_with_active_calls_cancels_and_answers_each_and_the_server_keeps_
     assert!(server.is_running());
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigint_when_idle_exits_0_in_every_mode() {
     for mode in ["cancel", "cancel-then-exit", "exit"] {
@@ -626,6 +631,7 @@ async fn sigint_when_idle_exits_0_in_every_mode() {
 }
 
 /// A call whose teardown takes the whole grace: the CLI and its children ignore SIGINT.
+#[cfg(unix)]
 async fn start_stubborn_call(server: &mut Server) -> (i64, String) {
     let tag = unique("mcp-stubborn");
     let prompt = format!("hang ignore-signals stubborn-children=2 session-child tag={tag}");
@@ -636,6 +642,7 @@ async fn start_stubborn_call(server: &mut Server) -> (i64, String) {
     (id, tag)
 }
 
+#[cfg(unix)]
 async fn wait_for_log(server: &Server, line: &str) {
     wait_until(&format!("the server logs `{line}`"), || {
         server.stderr().contains(line)
@@ -643,6 +650,8 @@ async fn wait_for_log(server: &Server, line: &str) {
     .await;
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_sigint_within_the_window_shuts_down_in_cancel_then_exit_mode() {
     let mut server = Server::builder()
@@ -667,6 +676,8 @@ async fn a_second_sigint_within_the_window_shuts_down_in_cancel_then_exit_mode()
     assert_none_tagged(&tag);
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_cancel_mode_a_second_sigint_only_cancels() {
     let mut server = Server::builder()
@@ -689,6 +700,8 @@ async fn in_cancel_mode_a_second_sigint_only_cancels() {
     assert!(server.is_running());
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_exit_mode_sigint_shuts_down_with_calls_active() {
     let mut server = Server::builder().arg("--sigint").arg("exit").spawn();
@@ -734,16 +747,22 @@ async fn stdin_eof_cancels_every_run_and_exits_0_in_time() {
     shutdown_tears_everything_down("stdin EOF", Server::close_stdin).await;
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_cancels_every_run_and_exits_0_in_time() {
     shutdown_tears_everything_down("SIGTERM", |server| server.signal(Signal::SIGTERM)).await;
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_cancels_every_run_and_exits_0_in_time() {
     shutdown_tears_everything_down("SIGHUP", |server| server.signal(Signal::SIGHUP)).await;
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_answers_the_calls_it_cancels_when_the_client_is_still_reading() {
     let mut server = Server::start().await;
@@ -756,6 +775,8 @@ async fn sigterm_answers_the_calls_it_cancels_when_the_client_is_still_reading()
     assert_eq!(server.wait_exit(SHUTDOWN_BOUND).await.code(), Some(0));
 }
 
+// A Unix signal (Windows' stops are console events, src/stop_signals.rs).
+#[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_ends_a_server_whose_stderr_nobody_reads_any_more() {
     // Its logs fail to be written: that must not take the signal handling down with them.

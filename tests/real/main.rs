@@ -4,6 +4,9 @@
 //! conformance tiers. delegate_questions also drives a browser (scripts/install-browser.sh).
 // A test's or a bench's unwrap is a failure with its place (see clippy.toml).
 #![allow(clippy::unwrap_used)]
+// Unix only: each real CLI runs behind a sh wrapper with HOME and XDG_* in a sandbox, and the
+// tier checks what it leaves through signals and process groups.
+#![cfg(unix)]
 
 use cli_agent_test_support::{common, mcp, real, web};
 

@@ -76,8 +76,9 @@ pub fn fake_config() -> EngineConfig {
 }
 
 /// The built `cli-agent-mcp` with none of the caller's settings: no inherited `CAM_*`,
-/// `FAKE_CLI_*` or `IS_SANDBOX`, no config file, and a home and XDG directories of the tests'
-/// own under the temp dir, so nothing of the user's reaches it; stdin closed.
+/// `FAKE_CLI_*` or `IS_SANDBOX`, no config file, and a home and XDG directories (on Windows
+/// the profile and its AppData) of the tests' own under the temp dir, so nothing of the
+/// user's reaches it; stdin closed.
 pub fn cam_command() -> std::process::Command {
     let mut command = std::process::Command::new(binary());
     for (key, _) in std::env::vars_os() {
@@ -96,7 +97,17 @@ pub fn cam_command() -> std::process::Command {
     ] {
         command.env(key, home.join(dir));
     }
-    command.env("CAM_CONFIG", "/dev/null");
+    // Where Windows keeps what XDG names: the config in APPDATA, the job store in LOCALAPPDATA.
+    #[cfg(windows)]
+    for (key, dir) in [
+        ("USERPROFILE", ""),
+        ("APPDATA", "AppData/Roaming"),
+        ("LOCALAPPDATA", "AppData/Local"),
+    ] {
+        command.env(key, home.join(dir));
+    }
+    let empty_config = if cfg!(windows) { "NUL" } else { "/dev/null" };
+    command.env("CAM_CONFIG", empty_config);
     command.stdin(std::process::Stdio::null());
     command
 }

@@ -18,14 +18,12 @@
 pub mod common;
 pub mod fuzz;
 pub mod long_run;
-// Unix only until the app's tests are ported to Windows (signals, process groups, modes);
-// the engine's own tests, which need the rest, build for Windows.
-#[cfg(unix)]
 pub mod mcp;
+// Unix only: the installs link their tools into a bin dir (symlinks), and the real CLIs run
+// behind a sh wrapper with HOME and XDG_* pointed into a sandbox.
 #[cfg(unix)]
 pub mod packages;
 #[cfg(unix)]
 pub mod real;
 pub mod synthetic_repo;
-#[cfg(unix)]
 pub mod web;

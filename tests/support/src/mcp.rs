@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::common::{self, binary, repo};
+#[cfg(unix)]
 use nix::sys::signal::Signal;
+#[cfg(unix)]
 use nix::unistd::Pid;
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -54,9 +56,10 @@ pub fn bin_env_var(agent: &str) -> String {
 }
 
 /// Where the tests' workspaces are: the temp dir, and the repository (the servers' default
-/// directory).
-pub fn test_roots() -> String {
-    format!("{}:{}", std::env::temp_dir().display(), repo().display())
+/// directory), in a list as PATH's (`;` between them on Windows), as CAM_ALLOWED_ROOTS is read.
+pub fn test_roots() -> std::ffi::OsString {
+    std::env::join_paths([std::env::temp_dir().as_path(), repo()])
+        .expect("no root holds the list's separator")
 }
 
 /// How to start a server.
@@ -93,6 +96,7 @@ impl Builder {
     }
 
     /// Start the server as the leader of a process group of its own.
+    #[cfg(unix)]
     pub fn own_process_group(mut self) -> Self {
         self.command.process_group(0);
         self
@@ -457,6 +461,7 @@ impl Server {
         drop(self.stdin.take());
     }
 
+    #[cfg(unix)]
     pub fn signal(&self, signal: Signal) {
         nix::sys::signal::kill(Pid::from_raw(self.pid), signal).expect("signal the server");
     }

@@ -187,6 +187,7 @@ impl Dashboard {
         builder
     }
 
+    #[cfg(unix)]
     pub fn signal(&self, signal: nix::sys::signal::Signal) {
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(self.pid()), signal)
             .expect("signal the dashboard");
