@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::dialect::json::{Empty, event_type, fields, loose_int, loose_string, sum, unknown};
 use crate::dialect::{Dialect, LineIssue};
@@ -200,13 +201,16 @@ impl Dialect for PiDialect {
                 }
             }
             // Whole messages come at `message_end`: the pieces (each with the message so far)
-            // and the lifecycle lines carry nothing more, so they are not parsed.
+            // and the lifecycle lines carry nothing more, so they are only checked to be JSON
+            // (a cut line is an issue, as in every dialect).
             "message_update"
             | "tool_execution_update"
             | "agent_start"
             | "turn_start"
             | "turn_end"
-            | "message_start" => {}
+            | "message_start" => {
+                let IgnoredAny = fields(line, &kind)?;
+            }
             "queue_update" | "compaction_start" | "compaction_end" => {
                 let Empty {} = fields(line, &kind)?;
             }
@@ -506,6 +510,19 @@ mod tests {
         assert!(retried("Request timed out"));
         assert!(!retried("401 invalid x-api-key"));
         assert!(!retried("Anthropic stream ended before message_stop"));
+    }
+
+    #[test]
+    fn a_cut_line_is_an_issue_even_of_a_type_whose_fields_are_not_read() {
+        for line in [
+            r#"{"type":"message_start""#,
+            r#"{"type":"message_update","message":{"role":"#,
+            r#"{"type":"turn_end"}}"#,
+        ] {
+            let (events, issues) = parse_all(&mut PiDialect::default(), line);
+            assert!(events.is_empty(), "{line}");
+            assert_eq!(issues.len(), 1, "{line}: {issues:?}");
+        }
     }
 
     #[test]
