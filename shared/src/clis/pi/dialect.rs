@@ -189,7 +189,10 @@ impl Dialect for PiDialect {
             }
             "tool_execution_start" => self.tool_started(fields(line, &kind)?, out),
             "tool_execution_end" => self.tool_finished(fields(line, &kind)?, out),
-            "agent_end" => self.agent_end(out),
+            "agent_end" => {
+                let IgnoredAny = fields(line, &kind)?;
+                self.agent_end(out);
+            }
             "auto_retry_start" => retry(fields(line, &kind)?, out),
             "auto_retry_end" => {
                 let RetryEnd {
@@ -518,6 +521,7 @@ mod tests {
             r#"{"type":"message_start""#,
             r#"{"type":"message_update","message":{"role":"#,
             r#"{"type":"turn_end"}}"#,
+            r#"{"type":"agent_end""#,
         ] {
             let (events, issues) = parse_all(&mut PiDialect::default(), line);
             assert!(events.is_empty(), "{line}");
