@@ -168,6 +168,18 @@ struct RetryEnd {
     final_error: Option<String>,
 }
 
+/// Whole messages come at `message_end`: the pieces (each with the message so far) and the
+/// lifecycle lines carry nothing more, so they are only checked to be JSON (a cut line is an
+/// issue, as in every dialect).
+const NOT_READ: &[&str] = &[
+    "message_update",
+    "tool_execution_update",
+    "agent_start",
+    "turn_start",
+    "turn_end",
+    "message_start",
+];
+
 impl Dialect for PiDialect {
     fn parse_line(&mut self, line: &str, out: &mut Vec<AgentEvent>) -> Result<(), LineIssue> {
         let Some(kind) = event_type(line)? else {
@@ -203,16 +215,8 @@ impl Dialect for PiDialect {
                     out.push(failure(final_error.unwrap_or_default()));
                 }
             }
-            // Whole messages come at `message_end`: the pieces (each with the message so far)
-            // and the lifecycle lines carry nothing more, so they are only checked to be JSON
-            // (a cut line is an issue, as in every dialect).
-            "message_update"
-            | "tool_execution_update"
-            | "agent_start"
-            | "turn_start"
-            | "turn_end"
-            | "message_start" => {
-                let IgnoredAny = fields(line, &kind)?;
+            kind if NOT_READ.contains(&kind) => {
+                let IgnoredAny = fields(line, kind)?;
             }
             "queue_update" | "compaction_start" | "compaction_end" => {
                 let Empty {} = fields(line, &kind)?;
