@@ -161,8 +161,7 @@ impl AgentServer {
                 return;
             };
             let no_leave = NoLeave::NoAnswer(states.lapse());
-            tracing::info!(agent = %call.agent, "no leave to go past the server's bounds: {no_leave}");
-            let refusal = refusal(&call);
+            let (agent, refusal) = (call.agent, refusal(&call));
             let parked = match parked(launcher.park_questions, &call, &no_leave) {
                 Some(ask_first) => launcher
                     .start_job(*call, Leave::AskFirst(ask_first), Origin::Call, Ok(client))
@@ -172,6 +171,8 @@ impl AgentServer {
                 None => None,
             };
             states.keep(id, Pending::Lapsed { refusal, parked });
+            // Said once a late retry can be told the outcome, not before.
+            tracing::info!(%agent, "no leave to go past the server's bounds: {no_leave}");
         });
     }
 
