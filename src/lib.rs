@@ -19,7 +19,6 @@ mod logging;
 mod mcp;
 mod models;
 mod offer;
-mod paths;
 mod probe;
 #[cfg(test)]
 mod registry_tests;

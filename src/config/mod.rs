@@ -124,7 +124,8 @@ impl Loaded {
         repositories
             .iter()
             .map(|(path, settings)| RepositoryCommands {
-                path: crate::paths::canonicalize(path).unwrap_or_else(|_| path.clone()),
+                path: cli_agent_engine::plain_path::canonicalize(path)
+                    .unwrap_or_else(|_| path.clone()),
                 setup: settings.setup.clone(),
                 check: settings.check.clone(),
             })

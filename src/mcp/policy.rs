@@ -230,7 +230,7 @@ impl Policy {
         workspace: &Path,
     ) -> Result<PathBuf, Refusal> {
         // Compared with what `resolve` gives, in the same form whoever resolved it.
-        let workspace = crate::paths::plain_form(workspace);
+        let workspace = cli_agent_engine::plain_path::plain_form(workspace);
         let workspace = workspace.as_path();
         let joined = workspace.join(path);
         if joined.is_symlink() && !joined.exists() {
@@ -281,9 +281,11 @@ impl Policy {
 fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
     let mut roots = Vec::with_capacity(given.len());
     for path in given {
-        let root = crate::paths::canonicalize(path).map_err(|source| PolicyError::BadRoot {
-            path: path.clone(),
-            source,
+        let root = cli_agent_engine::plain_path::canonicalize(path).map_err(|source| {
+            PolicyError::BadRoot {
+                path: path.clone(),
+                source,
+            }
         })?;
         if root.parent().is_none() {
             return Err(PolicyError::RootIsSlash);
@@ -305,7 +307,7 @@ fn explicit_roots(given: &[PathBuf]) -> Result<Vec<PathBuf>, PolicyError> {
 fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
     let mut roots = Vec::new();
     for candidate in candidates {
-        match crate::paths::canonicalize(&candidate) {
+        match cli_agent_engine::plain_path::canonicalize(&candidate) {
             Ok(root) if root.parent().is_none() => {
                 tracing::warn!(
                     path = %candidate.display(),
@@ -325,7 +327,7 @@ fn default_roots(candidates: impl Iterator<Item = PathBuf>) -> Vec<PathBuf> {
 /// `path` with every symlink resolved; a part that does not exist yet is kept as named below
 /// its deepest existing ancestor. `..` in such a part cannot be resolved and is refused.
 fn resolve(path: &Path) -> io::Result<PathBuf> {
-    match crate::paths::canonicalize(path) {
+    match cli_agent_engine::plain_path::canonicalize(path) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
                 return Err(error);
@@ -361,7 +363,7 @@ mod tests {
     impl Dirs {
         fn new(name: &str) -> Self {
             let dir = cli_agent_test_support::common::temp_dir(&format!("cam-policy-{name}"));
-            let base = crate::paths::canonicalize(dir.path()).unwrap();
+            let base = cli_agent_engine::plain_path::canonicalize(dir.path()).unwrap();
             std::fs::create_dir_all(base.join("root/inside")).unwrap();
             std::fs::create_dir_all(base.join("outside")).unwrap();
             Self { base, _dir: dir }
@@ -477,7 +479,7 @@ mod tests {
         let roots = default_roots([PathBuf::from("/"), std::env::temp_dir()].into_iter());
         assert_eq!(
             roots,
-            [crate::paths::canonicalize(&std::env::temp_dir()).unwrap()]
+            [cli_agent_engine::plain_path::canonicalize(&std::env::temp_dir()).unwrap()]
         );
     }
 

@@ -73,7 +73,7 @@ fn list(store: &Store, args: JobsListArgs, json: bool) -> Result<(), CommandErro
         agent: args.agent,
         workspace: args
             .workspace
-            .map(|dir| crate::paths::canonicalize(&dir).unwrap_or(dir)),
+            .map(|dir| cli_agent_engine::plain_path::canonicalize(&dir).unwrap_or(dir)),
         limit: args.limit,
         offset: 0,
     })?;

@@ -400,7 +400,7 @@ mod tests {
     impl Root {
         fn new(name: &str) -> Self {
             let dir = cli_agent_test_support::common::temp_dir(&format!("cam-tools-{name}"));
-            let path = crate::paths::canonicalize(dir.path()).expect("root");
+            let path = cli_agent_engine::plain_path::canonicalize(dir.path()).expect("root");
             Self { path, _dir: dir }
         }
 
