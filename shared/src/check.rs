@@ -1,8 +1,9 @@
 //! Commands of the caller's own around a run, in its tree: a `setup` that prepares a new
 //! worktree before the agent starts (installing dependencies), and a `check` run after the
 //! agent ends (tests, lint), whose exit code and output tail go in the outcome, so a caller
-//! compares facts rather than the agent's own claim. Each runs as `sh -c` in a session of its
-//! own, with the CLI's environment, and is torn down whole when cancelled or out of time.
+//! compares facts rather than the agent's own claim. Each runs in the OS's shell (`sh -c`; on
+//! Windows a batch file of its lines), in a process tree of its own, with the CLI's environment,
+//! and is torn down whole when cancelled or out of time.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::command_line::CommandLine;
+use crate::locate::batch_file_refusal;
 use crate::outcome::CommandOutcome;
 use crate::process::{self, RunMarker, StderrTail};
 use crate::sandbox::Confinement;
@@ -24,8 +26,8 @@ enum End {
     Cancelled,
 }
 
-/// Runs `command` with `sh -c` in `dir`, with `env` as its whole environment and confined by
-/// `sandbox` when given, for at most `limit`; `cancel` stops it. Its whole process tree is
+/// Runs `command` in the OS's shell in `dir`, with `env` as its whole environment and confined
+/// by `sandbox` when given, for at most `limit`; `cancel` stops it. Its whole process tree is
 /// gone when this returns.
 pub async fn run_command(
     command: &str,
@@ -36,11 +38,9 @@ pub async fn run_command(
     cancel: &CancellationToken,
 ) -> CommandOutcome {
     let started = Instant::now();
-    let line = CommandLine {
-        program: "sh".into(),
-        // Everything to one pipe, so the tail reads in order.
-        args: vec!["-c".into(), format!("exec 1>&2\n{command}")],
-        env: env.to_vec(),
+    let (line, _batch_file) = match shell_line(command, env) {
+        Ok(shell) => shell,
+        Err(error) => return not_started(command, &error, started),
     };
     let marker = RunMarker::new();
     // A sandbox that cannot be had stops the command: it never runs unconfined instead.
@@ -75,6 +75,57 @@ pub async fn run_command(
     }
 }
 
+/// The command line that runs `command` with everything it writes on stderr (one pipe, so the
+/// tail reads in order), and on Windows the batch file it runs (deleted when dropped).
+fn shell_line(
+    command: &str,
+    env: &[(std::ffi::OsString, std::ffi::OsString)],
+) -> std::io::Result<(CommandLine, Option<tempfile::TempPath>)> {
+    let shell = |program: std::ffi::OsString, args| CommandLine {
+        program,
+        args,
+        env: env.to_vec(),
+    };
+    if !cfg!(windows) {
+        let args = vec!["-c".into(), format!("exec 1>&2\n{command}")];
+        return Ok((shell("sh".into(), args), None));
+    }
+    // `cmd /c` runs one line, so a command of several (as `sh -c` takes them) is a batch
+    // file's, started through std's batch-file handling with no argument.
+    let mut file = tempfile::Builder::new()
+        .prefix("cli-agent-mcp-")
+        .suffix(".cmd")
+        .tempfile()?;
+    std::io::Write::write_all(&mut file, batch_script(command).as_bytes())?;
+    let path = file.into_temp_path();
+    let line = shell(path.as_os_str().to_owned(), Vec::new());
+    if let Some(why) = batch_file_refusal(&line) {
+        return Err(std::io::Error::other(format!(
+            "the batch file {} cannot be started safely: {why}; set TEMP to a directory \
+             without `%`",
+            path.display()
+        )));
+    }
+    Ok((line, Some(path)))
+}
+
+/// A batch file running `command`'s lines with their output on stderr, and exiting with its
+/// exit code. CRLF line ends: cmd.exe finds a label in an LF-only file only by luck.
+fn batch_script(command: &str) -> String {
+    let lines = [
+        "@echo off",
+        "call :command 1>&2",
+        "exit /b %ERRORLEVEL%",
+        ":command",
+    ];
+    let own = command.lines();
+    lines
+        .into_iter()
+        .chain(own)
+        .map(|line| format!("{line}\r\n"))
+        .collect()
+}
+
 /// Reads the output until the command exits, runs out of time, or is cancelled.
 async fn watch(
     leader: &process::Leader,
@@ -102,7 +153,7 @@ fn not_started(command: &str, error: &std::io::Error, started: Instant) -> Comma
         timed_out: false,
         cancelled: false,
         duration_ms: millis(started),
-        output_tail: format!("could not start `sh`: {error}"),
+        output_tail: format!("could not start the shell: {error}"),
     }
 }
 
@@ -115,15 +166,29 @@ mod tests {
     use super::*;
 
     fn env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-        vec![("PATH".into(), std::env::var_os("PATH").unwrap_or_default())]
+        // cmd.exe needs SystemRoot to start what a batch file runs.
+        ["PATH", "SystemRoot"]
+            .into_iter()
+            .filter_map(|key| Some((key.into(), std::env::var_os(key)?)))
+            .collect()
+    }
+
+    /// A command of several lines, each in the OS's shell: two writes, one to each stream, and
+    /// an exit code of 3.
+    fn two_lines_then_exit_3() -> &'static str {
+        if cfg!(windows) {
+            "echo out\n>&2 echo err\nexit /b 3"
+        } else {
+            "echo out\necho err >&2\nexit 3"
+        }
     }
 
     #[tokio::test]
     async fn a_check_reports_its_exit_code_and_the_tail_of_its_output() {
         let cancel = CancellationToken::new();
         let outcome = run_command(
-            "echo out; echo err >&2; exit 3",
-            Path::new("/"),
+            two_lines_then_exit_3(),
+            &std::env::temp_dir(),
             &env(),
             None,
             Duration::from_secs(60),
@@ -131,22 +196,36 @@ mod tests {
         )
         .await;
         assert!(!outcome.passed);
-        assert_eq!(outcome.exit_code, Some(3));
+        assert_eq!(outcome.exit_code, Some(3), "{}", outcome.output_tail);
         assert_eq!(outcome.output_tail, "out\nerr");
     }
 
     #[tokio::test]
-    async fn a_check_out_of_time_is_stopped() {
+    async fn a_check_out_of_time_is_stopped_with_what_it_started() {
+        let (background, foreground) = if cfg!(windows) {
+            ("start /b ping -n 3600 127.0.0.1", "ping -n 3600 127.0.0.1")
+        } else {
+            ("sleep 3600 &", "sleep 3600")
+        };
         let cancel = CancellationToken::new();
         let outcome = run_command(
-            "sleep 3600 & sleep 3600",
-            Path::new("/"),
+            &format!("{background}\n{foreground}"),
+            &std::env::temp_dir(),
             &env(),
             None,
-            Duration::from_millis(200),
+            Duration::from_millis(500),
             &cancel,
         )
         .await;
         assert!(outcome.timed_out && !outcome.passed);
+    }
+
+    #[test]
+    fn a_windows_check_is_a_batch_file_of_its_lines_with_the_output_on_stderr() {
+        assert_eq!(
+            batch_script("npm ci\ncargo test && cargo clippy"),
+            "@echo off\r\ncall :command 1>&2\r\nexit /b %ERRORLEVEL%\r\n:command\r\n\
+             npm ci\r\ncargo test && cargo clippy\r\n"
+        );
     }
 }

@@ -188,7 +188,7 @@ pub enum ErrorKind {
 /// What a command of the caller's did.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct CommandOutcome {
-    /// The command, as given to `sh -c`.
+    /// The command, as given to the shell (`sh -c`, or on Windows as a batch file's lines).
     pub command: String,
     /// Exit code 0.
     pub passed: bool,

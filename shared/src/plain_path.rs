@@ -33,6 +33,23 @@ pub fn plain_form(path: &Path) -> PathBuf {
         .map_or_else(|| path.to_path_buf(), PathBuf::from)
 }
 
+/// A path git printed (`--show-toplevel`, `--git-dir`, `worktree list`), in the plain form: Git
+/// for Windows writes `C:/work/repo` and `//server/share/repo`, which name the same files but
+/// would be shown with the wrong separators and never match a path written the Windows way as
+/// text (a stored workspace, a root); as it is on Unix.
+pub fn from_git(printed: &str) -> PathBuf {
+    if cfg!(windows) {
+        PathBuf::from(windows_separators(printed))
+    } else {
+        PathBuf::from(printed)
+    }
+}
+
+/// `printed` with Windows' separator: git's `/` is a separator there, never part of a name.
+fn windows_separators(printed: &str) -> String {
+    printed.replace('/', "\\")
+}
+
 /// `\\?\C:\a` as `C:\a` and `\\?\UNC\server\share\a` as `\\server\share\a`; `None` for any
 /// other form, or when the plain form would name another file or could not be written: a part
 /// ending in a dot or a space (Windows trims them), a device name, a `/`, or a path longer
@@ -80,6 +97,19 @@ mod tests {
             plain(r"\\?\UNC\server\share\repo").as_deref(),
             Some(r"\\server\share\repo")
         );
+    }
+
+    #[test]
+    fn a_path_git_for_windows_printed_gets_windows_separators() {
+        assert_eq!(
+            windows_separators("C:/Users/Ann Lee/work & play/repo"),
+            r"C:\Users\Ann Lee\work & play\repo"
+        );
+        assert_eq!(
+            windows_separators("//server/share/repo/.git/worktrees/x"),
+            r"\\server\share\repo\.git\worktrees\x"
+        );
+        assert_eq!(windows_separators(r"C:\already\plain"), r"C:\already\plain");
     }
 
     #[test]

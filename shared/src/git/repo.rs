@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::error::{GitError, Operation};
 use super::invocation::{Git, Invocation};
+use crate::plain_path;
 
 /// A working tree of a git repository, seen from a workspace directory inside it.
 #[derive(Clone, Debug)]
@@ -57,8 +58,8 @@ impl Repo {
         let top = git.run(dir).args(["rev-parse", "--show-toplevel"]).text()?;
         Ok(Some(Self {
             git,
-            top: top.into(),
-            git_dir: git_dir.into(),
+            top: plain_path::from_git(&top),
+            git_dir: plain_path::from_git(&git_dir),
             subdir: prefix.trim_end_matches('/').into(),
         }))
     }

@@ -203,7 +203,7 @@ fn parse_worktree_list(listed: &str) -> Vec<JobWorktree> {
     let (mut path, mut branch, mut prunable) = (None, None, false);
     for field in listed.split('\0') {
         if let Some(value) = field.strip_prefix("worktree ") {
-            path = Some(PathBuf::from(value));
+            path = Some(crate::plain_path::from_git(value));
         } else if let Some(value) = field.strip_prefix("branch ") {
             branch = Some(value.to_owned());
         } else if field.starts_with("prunable") {
