@@ -1,8 +1,11 @@
 //! Tests on real repositories made in temporary directories. Git here never reads the real
 //! home's config: HOME points into the temporary directory and global/system config is off.
 
+// Hooks as `#!/bin/sh` scripts with their mode, and symbolic links' edits.
+#[cfg(unix)]
 mod errors;
 mod merge;
+#[cfg(unix)]
 mod snapshot;
 mod worktree;
 
@@ -11,6 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use super::{Git, JobKey, Repo};
+
+/// The empty file, for git's global config.
+const NO_FILE: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
 
 /// A temporary directory holding a home and the test's repositories, `root` its real path;
 /// removed when dropped.
@@ -26,14 +32,15 @@ impl Fixture {
             .prefix("cli-agent-mcp-git-test-")
             .tempdir()
             .unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        // Plain on Windows too: git takes no `\\?\` path, and prints none.
+        let root = crate::plain_path::canonicalize(dir.path()).unwrap();
         let home = root.join("home");
         std::fs::create_dir_all(&home).unwrap();
         let git = Git::from_path()
             .unwrap()
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", &home)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_GLOBAL", NO_FILE)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CEILING_DIRECTORIES", root.parent().unwrap());
         Self {
@@ -54,7 +61,7 @@ impl Fixture {
             .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
             .args(args)
             .env("HOME", self.path("home"))
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_GLOBAL", NO_FILE)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
@@ -81,8 +88,8 @@ impl Fixture {
         dir
     }
 
-    /// A repository with history and work in progress: a commit of text, binary, symlink,
-    /// subdirectory and .gitignore; then an uncommitted edit, an untracked file, ignored
+    /// A repository with history and work in progress: a commit of text, binary, symlink (not
+    /// on Windows, where git checks one out as a file), subdirectory and .gitignore; then an uncommitted edit, an untracked file, ignored
     /// files, a stash and a second branch.
     pub fn sample(&self) -> PathBuf {
         let dir = self.init("repo");
@@ -91,6 +98,7 @@ impl Fixture {
         write(&dir, ".gitignore", "*.log\n.env\ntarget/\n");
         write(&dir, "sub/dir/notes.txt", "a\nb\nc\n");
         std::fs::write(dir.join("logo.bin"), [0u8, 1, 2, 0, 255]).unwrap();
+        #[cfg(unix)]
         std::os::unix::fs::symlink("README.md", dir.join("link")).unwrap();
         self.sh(&dir, &["add", "-A"]);
         self.sh(&dir, &["commit", "-qm", "first"]);

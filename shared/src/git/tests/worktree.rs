@@ -36,6 +36,7 @@ fn a_worktree_starts_from_the_working_state_with_included_files() {
     assert_eq!(read(&path, "untracked.txt"), "new\n");
     assert_eq!(read(&path, ".env"), "SECRET=1\n");
     assert!(!path.join("debug.log").exists());
+    #[cfg(unix)]
     assert_eq!(
         std::fs::read_link(path.join("link")).unwrap(),
         Path::new("README.md")
