@@ -256,7 +256,7 @@ fn candidates(places: Places<'_>, probe: &dyn Probe) -> (Vec<Candidate>, Vec<Str
         }
         return (found, looked);
     };
-    found.extend(nvm_bins(home, probe));
+    found.extend(node_versions(&home.join(NVM_VERSIONS), Some("bin"), probe));
     looked.push(format!("~/{NVM_VERSIONS}/*/bin"));
     if let Some(prefix) = npmrc_prefix(home, probe).map(|prefix| prefix.join("bin")) {
         looked.push(format!(
@@ -289,6 +289,7 @@ fn windows_candidates(
     let mut found = path_dirs(places.path, CliSource::Path);
     let mut looked = Vec::new();
     let mut prefix = places.home.and_then(|home| npmrc_prefix(home, probe));
+    let mut nvm_home = windows.var(windows_dirs::NVM_HOME);
     for (dir, path) in windows_dirs::dirs(|name| windows.var(name)) {
         match path {
             Some(path) => {
@@ -297,7 +298,12 @@ fn windows_candidates(
             }
             None => looked.push(windows_dirs::not_set(dir)),
         }
-        // Right after nvm-windows' node, as on Unix after nvm's.
+        // Right after nvm-windows' node: its other versions, newest first, as nvm's on Unix.
+        if let Some(versions) = nvm_home.take() {
+            looked.push(format!(r"%{}%\*", windows_dirs::NVM_HOME));
+            found.extend(node_versions(versions, None, probe));
+        }
+        // Then the npm prefix, as on Unix after nvm's.
         if let Some(prefix) = prefix.take() {
             let npmrc = "the npm prefix of %USERPROFILE%\\.npmrc";
             looked.push(format!("{} ({npmrc})", prefix.display()));
@@ -328,11 +334,11 @@ fn path_dirs(path: &OsStr, source: CliSource) -> Vec<Candidate> {
         .collect()
 }
 
-/// The `bin` of each node version under `~/.nvm/versions/node`, newest first.
-fn nvm_bins(home: &Path, probe: &dyn Probe) -> Vec<Candidate> {
-    let versions = home.join(NVM_VERSIONS);
+/// The dir of each node version under `versions` (or its `bin`), newest first: nvm's
+/// `~/.nvm/versions/node/<version>/bin`, nvm-windows' `%NVM_HOME%\<version>`.
+fn node_versions(versions: &Path, bin: Option<&str>, probe: &dyn Probe) -> Vec<Candidate> {
     let mut found: Vec<_> = probe
-        .entries(&versions)
+        .entries(versions)
         .into_iter()
         .filter_map(|name| {
             let name = name.into_string().ok()?;
@@ -342,9 +348,12 @@ fn nvm_bins(home: &Path, probe: &dyn Probe) -> Vec<Candidate> {
     found.sort_by(|(a, _), (b, _)| b.cmp(a));
     found
         .into_iter()
-        .map(|(_, version)| Candidate {
-            dir: versions.join(&version).join("bin"),
-            source: CliSource::Nvm { version },
+        .map(|(_, version)| {
+            let dir = versions.join(&version);
+            Candidate {
+                dir: bin.map_or_else(|| dir.clone(), |bin| dir.join(bin)),
+                source: CliSource::Nvm { version },
+            }
         })
         .collect()
 }

@@ -1,6 +1,6 @@
 //! Where Windows installers put the CLIs, the twins of the Unix places: nvm-windows' active
-//! node, then [`WINDOWS_INSTALL_DIRS`] in their order (the search puts the npm prefix of
-//! `%USERPROFILE%\.npmrc` between them). Each dir is under a variable (`%APPDATA%\npm`), so
+//! node, then [`WINDOWS_INSTALL_DIRS`] in their order (the search puts nvm-windows' other
+//! node versions and the npm prefix of `%USERPROFILE%\.npmrc` between them). Each dir is under a variable (`%APPDATA%\npm`), so
 //! one not set is passed over and said so. Plain paths, tested on any machine.
 
 use std::path::{Path, PathBuf};
@@ -28,11 +28,16 @@ pub const WINDOWS_INSTALL_DIRS: &[&str] = &[
 /// nvm-windows' link to the node version in use, where its global CLIs are too.
 const NVM_SYMLINK: &str = "%NVM_SYMLINK%";
 
+/// Where nvm-windows keeps its node versions, each a dir (`v22.11.0`) holding its node and the
+/// global CLIs installed with it.
+pub(super) const NVM_HOME: &str = "NVM_HOME";
+
 /// The variables the dirs are under, each once.
 pub(super) fn variables() -> impl Iterator<Item = &'static str> {
     let mut names: Vec<&str> = std::iter::once(NVM_SYMLINK)
         .chain(WINDOWS_INSTALL_DIRS.iter().copied())
         .filter_map(|dir| Some(split(dir)?.0))
+        .chain([NVM_HOME])
         .collect();
     names.sort_unstable();
     names.dedup();

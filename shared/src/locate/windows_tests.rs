@@ -86,8 +86,9 @@ impl Probe for Files<'_> {
         path.starts_with(self.0) && path.is_file()
     }
 
-    fn entries(&self, _: &Path) -> Vec<std::ffi::OsString> {
-        Vec::new()
+    fn entries(&self, dir: &Path) -> Vec<std::ffi::OsString> {
+        let listed = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        listed.map(|entry| entry.file_name()).collect()
     }
 
     fn read(&self, file: &Path) -> Option<String> {
@@ -216,6 +217,27 @@ fn volta_scoop_and_nvm_windows_are_searched_where_their_variables_say() {
         profile.search("opencode", OsStr::new("")).expect("found"),
         (nvm, CliSource::Dir("%NVM_SYMLINK%"))
     );
+}
+
+#[test]
+fn nvm_windows_other_node_versions_are_searched_newest_first_after_the_active_one() {
+    let profile = Profile::new(".CMD", &["NVM_SYMLINK", "NVM_HOME"]);
+    profile.file("nvm_home/v20.19.0/qwen.cmd", CODEX_SHIM);
+    let newest = profile.file("nvm_home/v22.11.0/qwen.cmd", CODEX_SHIM);
+    profile.file("nvm_home/v9.11.2/qwen.cmd", CODEX_SHIM);
+    profile.file("appdata/npm/qwen.cmd", CODEX_SHIM);
+    let version = "v22.11.0".to_owned();
+    assert_eq!(
+        profile.search("qwen", OsStr::new("")).expect("found"),
+        (newest, CliSource::Nvm { version })
+    );
+    let active = profile.file("nvm_symlink/qwen.cmd", CODEX_SHIM);
+    assert_eq!(
+        profile.search("qwen", OsStr::new("")).expect("found"),
+        (active, CliSource::Dir("%NVM_SYMLINK%"))
+    );
+    let looked = profile.search("pi", OsStr::new("")).expect_err("nowhere");
+    assert_eq!(looked[..2], [r"%NVM_SYMLINK%", r"%NVM_HOME%\*"]);
 }
 
 #[test]
