@@ -37,6 +37,43 @@ pub const BASE: &[&str] = &[
     "CURL_CA_BUNDLE",
 ];
 
+/// What every CLI gets on Windows besides [`BASE`]: what a Windows program needs to run at all
+/// (Node resolves names and makes random numbers through `SystemRoot`, finds its home through
+/// `USERPROFILE`, and a batch file's cmd.exe is `ComSpec`), the profile's folders and the
+/// machine's description.
+pub const WINDOWS_BASE: &[&str] = &[
+    "SystemRoot",
+    "windir",
+    "SystemDrive",
+    "ComSpec",
+    "PATHEXT",
+    "TEMP",
+    "TMP",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "USERNAME",
+    "USERDOMAIN",
+    "COMPUTERNAME",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "ProgramData",
+    "ALLUSERSPROFILE",
+    "PUBLIC",
+    "ProgramFiles",
+    "ProgramFiles(x86)",
+    "ProgramW6432",
+    "CommonProgramFiles",
+    "CommonProgramFiles(x86)",
+    "CommonProgramW6432",
+    "OS",
+    "PROCESSOR_ARCHITECTURE",
+    "NUMBER_OF_PROCESSORS",
+];
+
+/// Windows reads variable names without regard to case (`Path` is `PATH`).
+const NAMES_FOLD_CASE: bool = cfg!(windows);
+
 /// A variable name, or a prefix when it ends in `*` (`OPENAI_*`; `*` alone passes everything).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EnvPattern(String);
@@ -65,7 +102,7 @@ impl std::str::FromStr for EnvPattern {
 
 impl EnvPattern {
     fn matches(&self, name: &OsStr) -> bool {
-        matches(&self.0, name)
+        matches(&self.0, name, NAMES_FOLD_CASE)
     }
 }
 
@@ -75,12 +112,29 @@ impl std::fmt::Display for EnvPattern {
     }
 }
 
-fn matches(pattern: &str, name: &OsStr) -> bool {
+/// Whether `name` is `pattern`, or starts with it when it ends in `*`; ignoring ASCII case when
+/// `fold_case`.
+fn matches(pattern: &str, name: &OsStr, fold_case: bool) -> bool {
     let name = name.as_encoded_bytes();
-    match pattern.strip_suffix('*') {
-        Some(prefix) => name.starts_with(prefix.as_bytes()),
-        None => name == pattern.as_bytes(),
+    let (stem, prefix) = match pattern.strip_suffix('*') {
+        Some(stem) => (stem.as_bytes(), true),
+        None => (pattern.as_bytes(), false),
+    };
+    let head = match name.get(..stem.len()) {
+        Some(head) if prefix || name.len() == stem.len() => head,
+        _ => return false,
+    };
+    if fold_case {
+        head.eq_ignore_ascii_case(stem)
+    } else {
+        head == stem
     }
+}
+
+/// The variables every CLI gets on this OS.
+fn base() -> impl Iterator<Item = &'static &'static str> {
+    let windows = if cfg!(windows) { WINDOWS_BASE } else { &[] };
+    BASE.iter().chain(windows)
 }
 
 /// The variables of `parent` a CLI whose own variables are `own` receives, with `passed`.
@@ -92,7 +146,9 @@ pub fn inherited(
     parent
         .into_iter()
         .filter(|(name, _)| {
-            BASE.iter().chain(own).any(|pattern| matches(pattern, name))
+            let named = |pattern: &&str| matches(pattern, name, NAMES_FOLD_CASE);
+            base().any(named)
+                || own.iter().any(named)
                 || passed.iter().any(|pattern| pattern.matches(name))
         })
         .collect()
@@ -109,13 +165,15 @@ impl CliEnv<'_> {
         self.0
             .iter()
             .rev()
-            .find(|(key, value)| key == name && !value.is_empty())
+            .find(|(key, value)| matches(name, key, NAMES_FOLD_CASE) && !value.is_empty())
             .map(|(_, value)| value.into())
     }
 
-    /// `$HOME/<relative>`.
+    /// `<home>/<relative>`: the home is `$HOME`, on Windows `%USERPROFILE%` (where Node's
+    /// `os.homedir()` and Rust's home dir are, whatever `HOME` Git Bash set).
     pub fn home(&self, relative: &str) -> Option<std::path::PathBuf> {
-        self.var("HOME").map(|home| home.join(relative))
+        let home = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+        self.var(home).map(|home| home.join(relative))
     }
 
     /// An XDG base directory (`XDG_CONFIG_HOME`, ...) or its default under the home.
@@ -168,6 +226,37 @@ mod tests {
                 "AWS_REGION",
                 "MY_VAR"
             ]
+        );
+    }
+
+    #[test]
+    fn on_windows_names_match_in_any_case() {
+        let name = |text: &str| OsString::from(text);
+        assert!(matches("PATH", &name("Path"), true));
+        assert!(matches("SystemRoot", &name("SYSTEMROOT"), true));
+        assert!(matches("OPENAI_*", &name("openai_api_key"), true));
+        assert!(!matches("PATH", &name("PATHEXT"), true));
+        assert!(!matches("PATHEXT", &name("PATH"), true));
+        assert!(!matches("PATH", &name("Path"), false));
+        assert!(matches("OPENAI_*", &name("OPENAI_"), false));
+        assert!(!matches("OPENAI_*", &name("OPENAI"), false));
+    }
+
+    #[test]
+    fn a_windows_program_gets_what_windows_needs_to_run_it() {
+        for needed in [
+            "SystemRoot",
+            "ComSpec",
+            "PATHEXT",
+            "TEMP",
+            "USERPROFILE",
+            "APPDATA",
+        ] {
+            assert!(WINDOWS_BASE.contains(&needed), "{needed}");
+        }
+        assert_eq!(
+            base().count(),
+            BASE.len() + WINDOWS_BASE.len() * usize::from(cfg!(windows))
         );
     }
 

@@ -127,6 +127,7 @@ impl Rig {
             .env("CAM_CONFIG", win_path(&self.path().join("config.toml")))
             .env("CAM_ALLOWED_ROOTS", win_path(self.path()))
             .env("CAM_HANDOFF_SECS", "0")
+            .env(SECRET_VAR, "not for the CLI")
             .env(PREFIX_VAR, &self.wine.prefix)
             .env("WINEDEBUG", "-all")
             .cwd(workspace)
@@ -207,6 +208,24 @@ pub fn received(result: &Value) -> Value {
     let answer = mcp::texts(result).into_iter().next().unwrap_or_default();
     serde_json::from_str(&answer)
         .unwrap_or_else(|e| panic!("the answer is no JSON ({e}): {answer}"))
+}
+
+/// A secret in the server's environment that no CLI may get (the engine's environment module).
+pub const SECRET_VAR: &str = "GITHUB_TOKEN";
+
+/// The CLI got what a Windows program needs to run (whatever case Windows wrote the names in)
+/// and not the server's other variables.
+pub fn assert_windows_environment(seen: &Value) {
+    let names: Vec<String> = seen["env_names"]
+        .as_array()
+        .expect("env_names")
+        .iter()
+        .map(|name| name.as_str().unwrap().to_ascii_uppercase())
+        .collect();
+    for needed in ["PATH", "SYSTEMROOT", "COMSPEC", "PATHEXT", "TEMP", "USERPROFILE", "APPDATA"] {
+        assert!(names.iter().any(|name| name == needed), "{needed}: {names:?}");
+    }
+    assert!(!names.iter().any(|name| name == SECRET_VAR), "{names:?}");
 }
 
 /// Prints a figure for the run's log (scripts/check-windows shows it).

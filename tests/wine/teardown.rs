@@ -54,6 +54,7 @@ async fn a_calls_natural_end_leaves_nothing_of_its_tree() {
         .to_owned();
     assert_eq!(seen["prompt"], "tree");
     assert_eq!(seen["cwd"], win_path(&rig.path().join("ws")));
+    rig::assert_windows_environment(&seen);
     let tree = &seen["tree"];
     for part in ["plain", "new_process_group", "detached", "nested_job"] {
         assert!(

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 pub const MARKER_VAR: &str = "CAM_RUN_ID";
 
 /// The document: `cwd`, `argv` (without the program), `command_line` (Windows), `prompt`,
-/// `prompt_hex`, `marker`, and `tree` when one was built.
+/// `prompt_hex`, `marker`, `env_names` (the environment's variable names, sorted; not their
+/// values), and `tree` when one was built.
 pub fn received(args: &[OsString], prompt: &[u8], tree: Option<Value>) -> Value {
     let cwd = std::env::current_dir()
         .map_or_else(|e| format!("<{e}>"), |d| d.to_string_lossy().into_owned());
@@ -23,8 +24,18 @@ pub fn received(args: &[OsString], prompt: &[u8], tree: Option<Value>) -> Value 
         "prompt": String::from_utf8_lossy(prompt),
         "prompt_hex": hex(prompt),
         "marker": std::env::var(MARKER_VAR).ok(),
+        "env_names": env_names(),
         "tree": tree,
     })
+}
+
+/// The names of the variables this process got, sorted.
+fn env_names() -> Vec<String> {
+    let mut names: Vec<String> = std::env::vars_os()
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 /// Lower-case hex, two digits a byte.
@@ -80,5 +91,7 @@ mod tests {
             std::env::current_dir().unwrap().to_string_lossy().as_ref()
         );
         assert!(doc["prompt"].as_str().unwrap().ends_with("\u{fffd} end"));
+        let names = doc["env_names"].as_array().unwrap();
+        assert!(names.iter().any(|name| name == "PATH" || name == "Path"));
     }
 }
