@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use common::temp_dir;
-use mcp::{Server, all_text, fake_bin_dir, is_error};
+use mcp::{Server, all_text, is_error};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -98,7 +98,7 @@ async fn a_custom_agent_runs_its_own_binary() {
         &dir,
         &format!(
             "[agents.wrapped]\nbase = \"gemini\"\nbin = \"{}\"\n",
-            fake_bin_dir().join("gemini").display()
+            common::fake_cli("gemini").display()
         ),
     );
     let mut server = Server::builder()
@@ -179,8 +179,8 @@ fn doctor_checks_custom_agents_too() {
     let output = common::cam_command()
         .args(["doctor", "--json", "--config"])
         .arg(&config)
-        .env("CAM_CLAUDE_BIN", fake_bin_dir().join("claude"))
-        .env("CAM_CODEX_BIN", fake_bin_dir().join("codex"))
+        .env("CAM_CLAUDE_BIN", common::fake_cli("claude"))
+        .env("CAM_CODEX_BIN", common::fake_cli("codex"))
         .output()
         .expect("doctor");
     let report: Value = serde_json::from_slice(&output.stdout).expect("json");

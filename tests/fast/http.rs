@@ -573,7 +573,7 @@ async fn every_session_hears_of_a_cli_installed_while_the_server_runs() {
         assert_eq!(stream.status(), StatusCode::OK);
         streams.push(stream);
     }
-    let fake = mcp::fake_bin_dir().join("qwen");
+    let fake = common::fake_cli("qwen");
     std::os::unix::fs::symlink(fake, bin.path().join(&name)).expect("install the fake");
     for (session, mut stream) in streams.into_iter().enumerate() {
         let mut sse = Sse::default();

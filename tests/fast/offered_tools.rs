@@ -10,7 +10,7 @@ use crate::mcp;
 use std::path::PathBuf;
 
 use common::{temp_dir, unique};
-use mcp::{JOB_TOOLS, Server, agents, all_text, bin_env_var, fake_bin_dir, is_error, structured};
+use mcp::{JOB_TOOLS, Server, agents, all_text, bin_env_var, is_error, structured};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
@@ -53,7 +53,7 @@ impl Absent {
     /// Put the fake CLI on the server's PATH under `agent`'s binary name.
     fn install(&self, agent: &str) -> PathBuf {
         let path = self.bin.path().join(self.name(agent));
-        std::os::unix::fs::symlink(fake_bin_dir().join(agent), &path).expect("link the fake");
+        std::os::unix::fs::symlink(common::fake_cli(agent), &path).expect("link the fake");
         path
     }
 }
@@ -73,7 +73,7 @@ fn is_tools_list_changed(message: &Value) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_installed_while_the_server_runs_is_offered_and_announced() {
     let absent = Absent::new();
-    let claude = fake_bin_dir().join("claude");
+    let claude = common::fake_cli("claude");
     let mut server = absent
         .builder()
         .env(&bin_env_var("claude"), &claude)
@@ -133,7 +133,7 @@ async fn a_cli_bin_argument_and_a_custom_agent_are_offered() {
         .builder()
         .env("CAM_CONFIG", &config)
         .arg("--codex-bin")
-        .arg(fake_bin_dir().join("codex"))
+        .arg(common::fake_cli("codex"))
         .spawn();
     let init = server.initialize().await;
     let listed = server.tool_names().await;

@@ -177,7 +177,7 @@ async fn a_background_jobs_output_comes_back_from_job_wait() {
 fn run_with_schema_file(dir: &TempDir, schema: &Value, prompt: &str) -> std::process::Output {
     let schema_file = dir.path().join("schema.json");
     std::fs::write(&schema_file, schema.to_string()).expect("write the schema");
-    let fake = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bin/claude");
+    let fake = common::fake_cli("claude");
     common::cam_command()
         .env("CAM_STATE_DIR", dir.path().join("state"))
         .env("CAM_SANDBOX", "off")

@@ -24,9 +24,7 @@ const POLL: Duration = Duration::from_millis(25);
 // Helpers
 
 fn fake(agent: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/bin")
-        .join(agent)
+    common::fake_cli(agent)
 }
 
 fn bin_env_var(agent: &str) -> String {

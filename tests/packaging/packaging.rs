@@ -156,7 +156,7 @@ fn serve_builder(
 fn fake_clis() -> Vec<(String, PathBuf)> {
     mcp::agents()
         .into_iter()
-        .map(|agent| (mcp::bin_env_var(agent), mcp::fake_bin_dir().join(agent)))
+        .map(|agent| (mcp::bin_env_var(agent), common::fake_cli(agent)))
         .collect()
 }
 

@@ -222,8 +222,19 @@ pub fn assert_windows_environment(seen: &Value) {
         .iter()
         .map(|name| name.as_str().unwrap().to_ascii_uppercase())
         .collect();
-    for needed in ["PATH", "SYSTEMROOT", "COMSPEC", "PATHEXT", "TEMP", "USERPROFILE", "APPDATA"] {
-        assert!(names.iter().any(|name| name == needed), "{needed}: {names:?}");
+    for needed in [
+        "PATH",
+        "SYSTEMROOT",
+        "COMSPEC",
+        "PATHEXT",
+        "TEMP",
+        "USERPROFILE",
+        "APPDATA",
+    ] {
+        assert!(
+            names.iter().any(|name| name == needed),
+            "{needed}: {names:?}"
+        );
     }
     assert!(!names.iter().any(|name| name == SECRET_VAR), "{names:?}");
 }

@@ -4,6 +4,9 @@
 //! checks hold on Linux and macOS.
 
 pub mod cli_fixtures;
+pub mod fake_cli;
+
+pub use fake_cli::fake_cli;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -61,7 +64,7 @@ pub fn binary_beside(exe: &Path) -> PathBuf {
 }
 
 pub fn fake_bin(agent: Agent) -> PathBuf {
-    repo().join("tests/fixtures/bin").join(agent.name())
+    fake_cli(agent.name())
 }
 
 /// An engine configuration that runs the fake CLI for every agent.

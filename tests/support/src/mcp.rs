@@ -3,7 +3,7 @@
 //! the server writes, in order, so a test can ask what arrived and when.
 //!
 //! Every wait has a generous deadline and panics with the server's stderr when it runs out.
-//! `Server::builder()` points every CLI at the fake in `tests/fixtures/bin`, clears the
+//! `Server::builder()` points every CLI at the fake ([`common::fake_cli`]), clears the
 //! caller's `CAM_*` / `FAKE_CLI_*` variables, passes `FAKE_CLI_*` on to the CLIs
 //! (`CAM_PASS_ENV`), allows calls in the temp dir and the crate (`CAM_ALLOWED_ROOTS`) and
 //! gives each server a job store of its own in the temp dir (`CAM_STATE_DIR`);
@@ -31,6 +31,8 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 pub const LEGACY_VERSION: &str = "2025-11-25";
 pub const MODERN_VERSION: &str = "2026-07-28";
 
+/// The fake CLIs' links on Unix, one a CLI (a client that sets each `CAM_<CLI>_BIN` itself
+/// takes the dir); [`common::fake_cli`] is one CLI's program on any OS.
 pub fn fake_bin_dir() -> PathBuf {
     repo().join("tests/fixtures/bin")
 }
@@ -244,7 +246,7 @@ impl Server {
         }
         let mut command = Command::from(command);
         for agent in agents() {
-            command.env(bin_env_var(agent), fake_bin_dir().join(agent));
+            command.env(bin_env_var(agent), common::fake_cli(agent));
         }
         command
             .env("CAM_GRACE_SECS", "1")
