@@ -10,10 +10,6 @@ use std::process::{Command, Output};
 use common::temp_dir;
 use serde_json::Value;
 
-fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
-}
-
 /// The binary with none of the caller's settings, and a config home of its own (APPDATA on
 /// Windows): the config file is found there unless a test names one.
 fn cam(home: &Path) -> Command {
@@ -243,14 +239,14 @@ fn an_agents_settings_reach_its_cli_and_leave_the_prompt_on_stdin() {
     let home = temp_dir("cam-config-agent");
     // The sandbox makes a CLI's missing state directory: keep it in the test's own.
     let codex_home = home.path().join("file-home");
-    let fake = fixtures().join("bin/codex");
+    let fake = common::fake_cli("codex");
     write_config(
         home.path(),
         &format!(
-            "[agents.codex]\nbin = \"{}\"\nmodel = \"from-file\"\n\
-             effort = \"high\"\nargs = [\"--config=model_verbosity=low\"]\nenv = {{ CODEX_HOME = \"{}\" }}\n",
-            fake.display(),
-            codex_home.display()
+            "[agents.codex]\nbin = {}\nmodel = \"from-file\"\n\
+             effort = \"high\"\nargs = [\"--config=model_verbosity=low\"]\nenv = {{ CODEX_HOME = {} }}\n",
+            common::toml_path(&fake),
+            common::toml_path(&codex_home)
         ),
     );
     let argv_out = home.path().join("argv.json");
@@ -345,11 +341,11 @@ fn the_store_settings_of_the_file_reach_the_job_store() {
     let state = home.path().join("from-file-state");
     write_config(
         home.path(),
-        &format!("state_dir = \"{}\"\n", state.display()),
+        &format!("state_dir = {}\n", common::toml_path(&state)),
     );
     let output = cam(home.path())
         .env_remove("CAM_STATE_DIR")
-        .env("CAM_CODEX_BIN", fixtures().join("bin/codex"))
+        .env("CAM_CODEX_BIN", common::fake_cli("codex"))
         .args(["run", "codex", "hello", "--workspace"])
         .arg(home.path())
         .output()
@@ -414,7 +410,7 @@ fn run_takes_a_custom_agent_by_name_and_refuses_an_unknown_one() {
     write_config(home.path(), "[agents.codex-work]\nbase = \"codex\"\n");
     let run = |agent: &str| {
         cam(home.path())
-            .env("CAM_CODEX_BIN", fixtures().join("bin/codex"))
+            .env("CAM_CODEX_BIN", common::fake_cli("codex"))
             .args(["run", agent, "answer=from_the_work_codex", "--workspace"])
             .arg(home.path())
             .output()
@@ -455,8 +451,8 @@ fn the_sandbox_setting_shows_its_source_and_an_agents_writable_dirs_show_too() {
     let file = write_config(
         home.path(),
         &format!(
-            "sandbox = \"off\"\n\n[agents.keeper]\nbase = \"codex\"\nwritable = [\"{}\"]\n",
-            extra.display()
+            "sandbox = \"off\"\n\n[agents.keeper]\nbase = \"codex\"\nwritable = [{}]\n",
+            common::toml_path(&extra)
         ),
     );
     let report = config_json(&mut cam(home.path()));

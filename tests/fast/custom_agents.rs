@@ -77,8 +77,8 @@ async fn a_second_codex_gets_its_own_environment_and_the_first_does_not() {
         &dir,
         &format!(
             "[agents.codex-work]\nbase = \"codex\"\nmodel = \"work-model\"\n\
-             env = {{ CODEX_HOME = \"{}\" }}\n",
-            home.display()
+             env = {{ CODEX_HOME = {} }}\n",
+            common::toml_path(&home)
         ),
     );
     let mut server = serve_with(&config).await;
@@ -97,8 +97,8 @@ async fn a_custom_agent_runs_its_own_binary() {
     let config = write_config(
         &dir,
         &format!(
-            "[agents.wrapped]\nbase = \"gemini\"\nbin = \"{}\"\n",
-            common::fake_cli("gemini").display()
+            "[agents.wrapped]\nbase = \"gemini\"\nbin = {}\n",
+            common::toml_path(&common::fake_cli("gemini"))
         ),
     );
     let mut server = Server::builder()

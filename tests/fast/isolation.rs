@@ -1074,11 +1074,20 @@ async fn a_check_reports_facts_from_the_jobs_tree_after_a_configured_setup() {
     repo.write(".gitignore", "setup.log\n");
     repo.commit_all("ignore the setup's log");
     let config = repo.outside("config.toml");
+    // The commands in the OS's shell: sh, or cmd.exe's batch-file lines on Windows.
+    let (setup, check, broken) = if cfg!(windows) {
+        let check = "if exist added.txt if exist setup.log echo checked";
+        ("echo prepared> setup.log", check, "echo broken\nexit /b 3")
+    } else {
+        let check = "test -f added.txt && test -f setup.log && echo checked";
+        ("echo prepared > setup.log", check, "echo broken; exit 3")
+    };
     std::fs::write(
         &config,
         format!(
-            "[repositories.\"{}\"]\nsetup = \"echo prepared > setup.log\"\n",
-            repo.path().display()
+            "[repositories.{}]\nsetup = {}\n",
+            common::toml_path(&repo.path()),
+            toml::Value::String(setup.to_owned())
         ),
     )
     .expect("config");
@@ -1086,7 +1095,6 @@ async fn a_check_reports_facts_from_the_jobs_tree_after_a_configured_setup() {
     let script = repo.script("add.sh", "echo new > added.txt\n");
     let prompt = format!("edit-script={} answer=done", script.display());
 
-    let check = "test -f added.txt && test -f setup.log && echo checked";
     let passed = codex(&mut server, &repo.path(), &prompt, json!({"check": check})).await;
     let report = done(&passed);
     assert_eq!(report["check"]["passed"], true, "{passed}");
@@ -1096,7 +1104,7 @@ async fn a_check_reports_facts_from_the_jobs_tree_after_a_configured_setup() {
         "the setup's ignored log is no change"
     );
 
-    let failing = json!({"check": "echo broken; exit 3"});
+    let failing = json!({"check": broken});
     let failed = codex(&mut server, &repo.path(), &prompt, failing).await;
     let report = done(&failed);
     assert_eq!(report["check"]["passed"], false);

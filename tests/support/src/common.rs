@@ -144,6 +144,11 @@ pub fn unique(name: &str) -> String {
     )
 }
 
+/// `path` as a TOML string, its `\` escaped: a Windows path written into a config file.
+pub fn toml_path(path: &Path) -> String {
+    toml::Value::String(path.display().to_string()).to_string()
+}
+
 /// A fresh directory under the temp dir, named `<name>-<random>` (whose it is, should one be
 /// left), removed when dropped.
 pub fn temp_dir(name: &str) -> TempDir {
