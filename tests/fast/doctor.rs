@@ -33,8 +33,8 @@ fn doctor_json_with(
     let mut cmd = common::cam_command();
     cmd.args(["doctor", "--json"])
         .args(flags)
-        .env("PATH", "/usr/bin:/bin")
-        .env("CAM_CONFIG", "/dev/null")
+        .env("PATH", common::bare_path())
+        .env("CAM_CONFIG", common::NO_CONFIG)
         .stdin(Stdio::null());
     for agent in clis::builtin_agents() {
         cmd.env(agent.env_var("BIN"), bin(agent));
@@ -81,8 +81,8 @@ fn doctor_at_version(version: &str) -> (Output, Vec<Value>, String) {
     let (output, reports) = doctor(fake, &[("FAKE_CLI_VERSION", version)]);
     let text = common::cam_command()
         .arg("doctor")
-        .env("PATH", "/usr/bin:/bin")
-        .env("CAM_CONFIG", "/dev/null")
+        .env("PATH", common::bare_path())
+        .env("CAM_CONFIG", common::NO_CONFIG)
         .env("FAKE_CLI_VERSION", version)
         .envs(clis::builtin_agents().map(|agent| (agent.env_var("BIN"), fake(agent))))
         .stdin(Stdio::null())
@@ -152,7 +152,7 @@ fn an_older_release_is_told_to_upgrade_to_the_verified_one() {
 fn missing_and_broken_clis_say_what_to_do_and_fail_when_none_is_usable() {
     let (output, reports) = doctor(
         |agent| match agent.name() {
-            "claude" => "/bin/false".to_owned(),
+            "claude" => common::fake_cli::failing_program().display().to_string(),
             _ => format!("/nonexistent/{agent}"),
         },
         &[],
@@ -187,8 +187,8 @@ fn one_usable_cli_is_enough_and_the_text_report_names_each_state() {
     }
     let output = command
         .arg("doctor")
-        .env("PATH", "/usr/bin:/bin")
-        .env("CAM_CONFIG", "/dev/null")
+        .env("PATH", common::bare_path())
+        .env("CAM_CONFIG", common::NO_CONFIG)
         .env("CAM_CODEX_BIN", fake(clis::CODEX))
         .env("CAM_CLAUDE_BIN", "/nonexistent/claude")
         .stdin(Stdio::null())
@@ -280,7 +280,7 @@ fn the_sandbox_report_names_the_kernels_landlock_the_mode_and_each_levels_bound(
 fn the_text_report_says_the_sandbox_mode_in_effect_and_one_line_per_level() {
     let output = common::cam_command()
         .args(["doctor", "--sandbox", "off"])
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", common::bare_path())
         .env("CAM_CODEX_BIN", fake(clis::CODEX))
         .output()
         .expect("run doctor");

@@ -19,7 +19,7 @@ fn jobs(state: &Path) -> Command {
     let mut cmd = common::cam_command();
     cmd.arg("jobs")
         .env("CAM_STATE_DIR", state)
-        .env("CAM_CONFIG", "/dev/null")
+        .env("CAM_CONFIG", common::NO_CONFIG)
         .env_remove("CAM_LOG")
         .env_remove("CAM_JOB_RETENTION_DAYS")
         .stdin(Stdio::null());
@@ -62,7 +62,12 @@ fn me() -> (u32, u64) {
 
 /// A process that existed and is gone.
 fn gone() -> (u32, u64) {
-    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+    let mut child = if cfg!(windows) {
+        Command::new("ping").args(["-n", "60", "127.0.0.1"]).spawn()
+    } else {
+        Command::new("sleep").arg("60").spawn()
+    }
+    .unwrap();
     let owner = (child.id(), start_of(child.id()));
     child.kill().unwrap();
     child.wait().unwrap();

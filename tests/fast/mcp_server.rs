@@ -798,7 +798,7 @@ async fn a_missing_cli_fails_only_its_own_call_with_an_actionable_error() {
     let mut server = Server::builder()
         .env("CAM_GEMINI_BIN", "/nonexistent/gemini")
         .env_remove("CAM_OPENCODE_BIN")
-        .env("PATH", "/usr/bin:/bin")
+        .env("PATH", common::bare_path())
         .spawn();
     server.initialize().await;
     let working = server

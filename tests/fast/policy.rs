@@ -131,9 +131,15 @@ async fn by_default_calls_may_use_the_servers_directory_and_home_and_nothing_els
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slash_or_a_missing_directory_as_a_root_stops_the_server_at_start() {
+    // A dir's parent that is the root: a drive's on Windows.
+    let up_to_root = if cfg!(windows) {
+        format!("{}\\..", std::env::var("SystemRoot").expect("SystemRoot"))
+    } else {
+        "/tmp/..".to_owned()
+    };
     for (roots, expected) in [
         ("/", "`/` cannot be an allowed root"),
-        ("/tmp/..", "`/` cannot be an allowed root"),
+        (up_to_root.as_str(), "`/` cannot be an allowed root"),
         ("/no/such/root", "allowed root /no/such/root cannot be used"),
     ] {
         let mut server = Server::builder().env("CAM_ALLOWED_ROOTS", roots).spawn();

@@ -109,8 +109,7 @@ pub fn cam_command() -> std::process::Command {
     ] {
         command.env(key, home.join(dir));
     }
-    let empty_config = if cfg!(windows) { "NUL" } else { "/dev/null" };
-    command.env("CAM_CONFIG", empty_config);
+    command.env("CAM_CONFIG", NO_CONFIG);
     command.stdin(std::process::Stdio::null());
     command
 }
@@ -142,6 +141,29 @@ pub fn unique(name: &str) -> String {
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// An empty config file: the null device.
+pub const NO_CONFIG: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
+
+/// A PATH on which a server finds none of the machine's CLIs, only what the fake CLI needs:
+/// the system's dirs on Unix; on Windows the dir of the `python` its shims name (see
+/// [`fake_cli`]) and the system's.
+pub fn bare_path() -> std::ffi::OsString {
+    if !cfg!(windows) {
+        return "/usr/bin:/bin".into();
+    }
+    let system = std::env::var_os("SystemRoot").map(|root| PathBuf::from(root).join("System32"));
+    let python = which_on_path("python.exe").and_then(|python| Some(python.parent()?.to_owned()));
+    std::env::join_paths(python.into_iter().chain(system)).expect("a PATH of plain dirs")
+}
+
+/// `file` in the first dir of this process's PATH that holds it.
+fn which_on_path(file: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(file))
+        .find(|candidate| candidate.is_file())
 }
 
 /// `path` as a TOML string, its `\` escaped: a Windows path written into a config file.

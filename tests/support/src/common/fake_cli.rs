@@ -20,6 +20,19 @@ pub fn fake_cli(name: &str) -> PathBuf {
     }
 }
 
+/// A program that exists and fails whatever it is asked: `/bin/false`, on Windows a batch file
+/// that exits 1 (beside the fake CLIs' shims).
+pub fn failing_program() -> PathBuf {
+    if !cfg!(windows) {
+        return PathBuf::from("/bin/false");
+    }
+    let dir = shim_dir();
+    std::fs::create_dir_all(&dir).expect("create the fake CLIs' dir");
+    let program = dir.join("false.cmd");
+    write_if_changed(&program, "@exit /b 1\r\n");
+    program
+}
+
 /// Where the Windows shims of this checkout are: a temp dir of its own, shared by its tests.
 fn shim_dir() -> PathBuf {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
