@@ -148,11 +148,15 @@ async fn a_stubborn_cli_and_stubborn_children_die_after_the_grace() {
     let prompt = format!("hang ignore-signals stubborn-children=2 tag={tag}");
     let outcome = start_then_cancel(clis::CLAUDE, &prompt, &tag, 2).await;
     assert_eq!(outcome.status, Status::Cancelled, "{outcome:?}");
-    assert_eq!(
-        outcome.exit_signal,
-        Some(9),
-        "the CLI ignored SIGINT, so SIGKILL ended it"
-    );
+    // Windows has no signal: its job is terminated (at once on a runner, which has no console
+    // for Ctrl-Break).
+    if cfg!(unix) {
+        assert_eq!(
+            outcome.exit_signal,
+            Some(9),
+            "the CLI ignored SIGINT, so SIGKILL ended it"
+        );
+    }
     assert_none_tagged(&tag);
 }
 
