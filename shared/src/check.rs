@@ -19,6 +19,10 @@ use crate::sandbox::Confinement;
 /// The most of a command's output kept (its last lines are quoted).
 const OUTPUT_BYTES: usize = 16 * 1024;
 
+/// How long the output is read after the command's tree is gone: its end comes at once, as
+/// every writer died, unless a process that escaped the tree holds the pipe.
+const DRAIN_GRACE: Duration = Duration::from_secs(1);
+
 /// How a command ended.
 enum End {
     Exited,
@@ -62,7 +66,7 @@ pub async fn run_command(
     }
     process::sweep(&leader, &marker).await;
     let status = leader.reap().await;
-    output.read_now(OUTPUT_BYTES);
+    drain(&mut output).await;
     let exit_code = status.and_then(|status| status.code());
     CommandOutcome {
         command: command.to_owned(),
@@ -145,6 +149,18 @@ async fn watch(
     }
 }
 
+/// Reads what the command's tree left in the pipe (on Windows nothing can be read without
+/// waiting, so the last lines are still there when its exit is seen first).
+async fn drain(output: &mut StderrTail<tokio::process::ChildStderr>) {
+    output.read_now(OUTPUT_BYTES);
+    let to_the_end = async {
+        while output.is_open() {
+            output.read().await;
+        }
+    };
+    let _ = tokio::time::timeout(DRAIN_GRACE, to_the_end).await;
+}
+
 fn not_started(command: &str, error: &std::io::Error, started: Instant) -> CommandOutcome {
     CommandOutcome {
         command: command.to_owned(),
@@ -198,6 +214,27 @@ mod tests {
         assert!(!outcome.passed);
         assert_eq!(outcome.exit_code, Some(3), "{}", outcome.output_tail);
         assert_eq!(outcome.output_tail, "out\nerr");
+    }
+
+    #[tokio::test]
+    async fn a_checks_last_lines_are_in_its_tail_however_its_exit_and_output_race() {
+        let flood = if cfg!(windows) {
+            "for /L %%i in (1,1,3000) do @echo line %%i"
+        } else {
+            "seq -f 'line %g' 1 3000"
+        };
+        for _ in 0..5 {
+            let cancel = CancellationToken::new();
+            let limit = Duration::from_secs(60);
+            let dir = std::env::temp_dir();
+            let outcome = run_command(flood, &dir, &env(), None, limit, &cancel).await;
+            assert!(outcome.passed, "{}", outcome.output_tail);
+            assert!(
+                outcome.output_tail.ends_with("line 3000"),
+                "{}",
+                outcome.output_tail
+            );
+        }
     }
 
     #[tokio::test]
