@@ -27,7 +27,8 @@
 //!
 //! - What Unix has and Windows spells differently: [`cpu_time`] of this process,
 //!   [`running_as_root`], [`exit_signal`], [`private_dir`], [`file_id`], [`disk_bytes`],
-//!   [`symlink`].
+//!   [`symlink`]; and on Windows `make_private`, the DACL that mode 0700 is on Unix, for a
+//!   directory outside the user's profile.
 //!
 //! Windows (`windows/`) fits the same interface with a job object per run instead of a
 //! session: [`start_in_job`] creates the CLI suspended, assigns it, then resumes it; [`sweep`]
@@ -76,8 +77,8 @@ mod observe_tests;
 
 #[cfg(windows)]
 pub use os::{
-    Job, cpu_time, disk_bytes, exit_signal, file_id, private_dir, running_as_root, start_in_job,
-    symlink,
+    Job, cpu_time, disk_bytes, exit_signal, file_id, make_private, private_dir, running_as_root,
+    start_in_job, symlink,
 };
 pub use os::{
     RunWatch, RunsOf, SANDBOX_NAME, Sandbox, SpawnSandbox, adopt_orphans, arguments, build_sandbox,

@@ -107,20 +107,25 @@ fn number(
 }
 
 /// Creates `dir` and its missing parents, readable by this user only (jobs hold prompts and
-/// answers). An existing directory is left as it is. On Windows the directory is made as any
-/// other: it inherits its parent's ACL, which under the user's profile (`%LOCALAPPDATA%`)
-/// already gives only the user, SYSTEM and Administrators access.
+/// answers): mode 0700, on Windows a DACL of the user's and SYSTEM's alone, not inherited from
+/// a parent that may allow others (a `CAM_STATE_DIR` outside the profile). An existing
+/// directory is left as it is.
 pub fn create_private(dir: &Path) -> Result<(), StoreError> {
+    let error = |source| StoreError::CreateDir {
+        dir: dir.to_owned(),
+        source,
+    };
+    #[cfg(windows)]
+    let existed = dir.is_dir();
     let mut builder = std::fs::DirBuilder::new();
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder
-        .recursive(true)
-        .create(dir)
-        .map_err(|source| StoreError::CreateDir {
-            dir: dir.to_owned(),
-            source,
-        })
+    builder.recursive(true).create(dir).map_err(error)?;
+    #[cfg(windows)]
+    if !existed {
+        cli_agent_engine::platform::make_private(dir).map_err(error)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

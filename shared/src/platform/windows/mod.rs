@@ -12,6 +12,7 @@ mod job;
 mod live_jobs;
 mod observe;
 mod peb;
+mod private_acl;
 mod run_watch;
 mod sandbox;
 mod start;
@@ -28,6 +29,7 @@ pub use figures::{
 pub use files::{disk_bytes, exit_signal, file_id, private_dir, running_as_root, symlink};
 pub use job::Job;
 pub use observe::{arguments, children, environment_value, process_ids};
+pub use private_acl::make_private;
 pub use run_watch::RunWatch;
 pub use sandbox::{
     SANDBOX_NAME, Sandbox, SpawnSandbox, build_sandbox, probe_sandbox, spawn_sandbox,
