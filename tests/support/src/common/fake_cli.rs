@@ -64,32 +64,14 @@ fn install(dir: &Path, name: &str) -> PathBuf {
 
 /// The shim cmd-shim (npm's, 8.0) writes for the script `script` beside it whose first line
 /// is `#!/usr/bin/env <interpreter>`: the interpreter beside the shim if there is one, else
-/// the one on PATH.
+/// the one on PATH. Made from the shim npm wrote for codex (`#!/usr/bin/env node`), its script
+/// and interpreter renamed.
 pub fn cmd_shim(interpreter: &str, script: &str) -> String {
-    let beside = format!("%dp0%\\{interpreter}.exe");
-    let lines = [
-        "@ECHO off",
-        "GOTO start",
-        ":find_dp0",
-        "SET dp0=%~dp0",
-        "EXIT /b",
-        ":start",
-        "SETLOCAL",
-        "CALL :find_dp0",
-        "",
-        &format!("IF EXIST \"{beside}\" ("),
-        &format!("  SET \"_prog={beside}\""),
-        ") ELSE (",
-        &format!("  SET \"_prog={interpreter}\""),
-        "  SET PATHEXT=%PATHEXT:;.JS;=;%",
-        ")",
-        "",
-        &format!(
-            "endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \"%_prog%\"  \
-             \"%dp0%\\{script}\" %*"
-        ),
-    ];
-    lines.iter().map(|line| format!("{line}\r\n")).collect()
+    const CODEX: &str = include_str!("../../../fixtures/windows-shims/codex.cmd");
+    const CODEX_SCRIPT: &str = r"node_modules\@openai\codex\bin\codex.js";
+    CODEX
+        .replace(CODEX_SCRIPT, script)
+        .replace("node", interpreter)
 }
 
 /// Writes `text` to `path` through a temp file and a rename, unless it holds `text` already:
@@ -129,13 +111,11 @@ mod tests {
     }
 
     #[test]
-    fn the_template_is_npm_s_own() {
-        let npm = std::fs::read_to_string(
-            crate::common::repo().join("tests/fixtures/windows-shims/codex.cmd"),
-        )
-        .unwrap();
-        let ours = cmd_shim("node", r"node_modules\@openai\codex\bin\codex.js");
-        assert_eq!(ours, npm);
+    fn only_the_interpreter_and_the_script_are_renamed() {
+        let python = cmd_shim("python", "codex");
+        assert_eq!(python.matches("python").count(), 3, "{python}");
+        assert!(!python.contains("node"), "{python}");
+        assert!(python.ends_with("\"%dp0%\\codex\" %*\r\n"), "{python}");
     }
 
     #[test]
