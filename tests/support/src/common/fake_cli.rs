@@ -1,10 +1,12 @@
-//! The fake CLI (`tests/fixtures/fake-cli`, a Python script) as each CLI's program. On Unix it
-//! is `tests/fixtures/bin/<name>`, a link whose name picks the dialect. On Windows, where a
-//! script is no program and links are checked out as text, it is installed as npm installs a
-//! CLI written in a script language: `<name>.cmd`, the shim npm's cmd-shim writes for a
-//! `#!/usr/bin/env python` script, beside the script `<name>`, which runs the fake under that
-//! name. The server starts that shim as `python <script>`, as it starts an npm-installed codex
-//! as `node <script>`: no cmd.exe, the arguments exact.
+//! The fake CLI (`tests/fixtures/fake-cli`, a Python script) as each CLI's program: a script
+//! `<name>` that runs the fake under that name (the name picks the dialect), installed in a
+//! temp dir of the checkout's. On Unix the script is the program (`#!/usr/bin/env python3`,
+//! executable). On Windows, where a script is no program, it is installed as npm installs a
+//! CLI written in a script language: beside it `<name>.cmd`, the shim npm's cmd-shim writes
+//! for a `#!/usr/bin/env python` script, which the server starts as `python <script>` (as it
+//! starts an npm-installed codex as `node <script>`: no cmd.exe, the arguments exact). So the
+//! whole suite on Linux runs the script Windows runs. `tests/fixtures/bin` keeps links to the
+//! fake for a person's shell.
 
 use std::path::{Path, PathBuf};
 
@@ -13,11 +15,7 @@ const INTERPRETER: &str = "python";
 
 /// The fake CLI as `name`: a CLI of `tests/fixtures/clis`, whose dialect it speaks.
 pub fn fake_cli(name: &str) -> PathBuf {
-    if cfg!(windows) {
-        install(&shim_dir(), name)
-    } else {
-        super::repo().join("tests/fixtures/bin").join(name)
-    }
+    install(&shim_dir(), name)
 }
 
 /// A program that exists and fails whatever it is asked: `/bin/false`, on Windows a batch file
@@ -33,7 +31,7 @@ pub fn failing_program() -> PathBuf {
     program
 }
 
-/// Where the Windows shims of this checkout are: a temp dir of its own, shared by its tests.
+/// Where the fake CLIs of this checkout are: a temp dir of its own, shared by its tests.
 fn shim_dir() -> PathBuf {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     let checkout = BuildHasherDefault::<DefaultHasher>::default().hash_one(super::repo());
@@ -42,7 +40,8 @@ fn shim_dir() -> PathBuf {
         .join(format!("{checkout:016x}"))
 }
 
-/// Writes `name`'s script and shim into `dir` (unless they are there already); the shim.
+/// Writes `name`'s script (and on Windows its shim) into `dir`, unless they are there
+/// already; the program to run: the script, or on Windows the shim.
 fn install(dir: &Path, name: &str) -> PathBuf {
     std::fs::create_dir_all(dir).expect("create the fake CLIs' dir");
     let fake = super::repo()
@@ -50,13 +49,22 @@ fn install(dir: &Path, name: &str) -> PathBuf {
         .join("fixtures")
         .join("fake-cli");
     let fake = fake.to_str().expect("a UTF-8 checkout path");
-    // A Rust string's debug form is a Python string literal for a path.
+    // A Rust string's debug form is a Python string literal for a path. The fake runs as the
+    // main module with its own `__file__` (where its fixtures are) and this script's argv[0],
+    // whose name picks the dialect (runpy would put the fake's own path there).
     let script = format!(
-        "# The fake CLI as {name} (tests/support/src/common/fake_cli.rs).\n\
-         import runpy\n\
-         runpy.run_path({fake:?}, run_name=\"__main__\")\n"
+        "#!/usr/bin/env python3\n\
+         # The fake CLI as {name} (tests/support/src/common/fake_cli.rs).\n\
+         fake = {fake:?}\n\
+         with open(fake, \"rb\") as source:\n    \
+             code = compile(source.read(), fake, \"exec\")\n\
+         exec(code, {{\"__name__\": \"__main__\", \"__file__\": fake}})\n"
     );
-    write_if_changed(&dir.join(name), &script);
+    let program = dir.join(name);
+    write_if_changed(&program, &script);
+    if !cfg!(windows) {
+        return program;
+    }
     let shim = dir.join(format!("{name}.cmd"));
     write_if_changed(&shim, &cmd_shim(INTERPRETER, name));
     shim
@@ -75,15 +83,20 @@ pub fn cmd_shim(interpreter: &str, script: &str) -> String {
 }
 
 /// Writes `text` to `path` through a temp file and a rename, unless it holds `text` already:
-/// tests of several processes install the same files.
+/// tests of several threads and processes install the same files.
 fn write_if_changed(path: &Path, text: &str) {
     let same = |path: &Path| std::fs::read_to_string(path).is_ok_and(|old| old == text);
     if same(path) {
         return;
     }
+    // A temp name of this call's own: the tests of one process install at once too.
     let name = path.file_name().expect("a file name").to_string_lossy();
-    let temp = path.with_file_name(format!("{name}.{}.tmp", std::process::id()));
+    let temp = path.with_file_name(super::unique(&format!("{name}.tmp")));
     std::fs::write(&temp, text).expect("write a fake CLI's file");
+    // Runnable on Unix, as a program is (Windows runs a file by its extension).
+    #[cfg(unix)]
+    std::fs::set_permissions(&temp, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("make a fake CLI's file runnable");
     if let Err(error) = std::fs::rename(&temp, path) {
         let _ = std::fs::remove_file(&temp);
         assert!(same(path), "install {}: {error}", path.display());
@@ -121,11 +134,33 @@ mod tests {
     #[test]
     fn installing_twice_leaves_the_same_files() {
         let dir = crate::common::temp_dir("cam-fake-clis");
-        let shim = install(dir.path(), "qwen");
-        let first = std::fs::read_to_string(&shim).unwrap();
-        assert_eq!(install(dir.path(), "qwen"), shim);
-        assert_eq!(std::fs::read_to_string(&shim).unwrap(), first);
-        let script = std::fs::read_to_string(dir.path().join("qwen")).unwrap();
-        assert!(script.contains("runpy.run_path("), "{script}");
+        let program = install(dir.path(), "qwen");
+        let first = std::fs::read_to_string(&program).unwrap();
+        assert_eq!(install(dir.path(), "qwen"), program);
+        assert_eq!(std::fs::read_to_string(&program).unwrap(), first);
+    }
+
+    #[test]
+    fn the_installed_script_runs_the_fake_as_the_cli_it_is_named_after() {
+        let dir = crate::common::temp_dir("cam-fake-clis");
+        install(dir.path(), "copilot");
+        let python = if cfg!(windows) { "python" } else { "python3" };
+        let out = std::process::Command::new(python)
+            .arg(dir.path().join("copilot"))
+            .arg("--version")
+            .env_remove("FAKE_CLI_DIALECT")
+            .env_remove("FAKE_CLI_VERSION")
+            .output()
+            .expect("run the interpreter");
+        assert!(out.status.success(), "{out:?}");
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(printed.trim(), copilot_version());
+    }
+
+    /// The version the fake prints as copilot (tests/fixtures/clis/copilot/cli.toml).
+    fn copilot_version() -> String {
+        crate::common::cli_fixtures::fixture(cli_agent_engine::clis::COPILOT)
+            .fake
+            .version
     }
 }
