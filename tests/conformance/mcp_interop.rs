@@ -60,7 +60,7 @@ async fn the_python_sdk_calls_gets_progress_cancels_by_timeout_and_collects_a_ba
             command
                 .arg(&script)
                 .arg(common::binary())
-                .arg(mcp::fake_bin_dir())
+                .arg(common::fake_cli::fake_cli_dir())
                 .arg(&tag)
                 .arg(mode)
                 .arg(transport)
@@ -234,7 +234,7 @@ async fn run_script(python: &Path, script: &str, args: &[&str]) -> String {
                 .join(script),
         )
         .arg(common::binary())
-        .arg(mcp::fake_bin_dir())
+        .arg(common::fake_cli::fake_cli_dir())
         .args(args)
         .env("INTEROP_AGENTS", mcp::agents().join(","))
         .kill_on_drop(true)

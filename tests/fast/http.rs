@@ -546,8 +546,8 @@ async fn the_dashboard_at_the_root_logs_in_with_its_printed_url_not_the_bearer_t
 
 /// One server, many sessions: a CLI put on the server's PATH while two 2025-11-25 sessions are
 /// open is announced on each one's stream.
-// Links the fake CLI, a POSIX script, into PATH; Windows' PATH search is the engine's locate
-// tests' (under Wine).
+// A symbolic link to the fake CLI's script put on PATH; Windows' PATH search is the engine's
+// locate tests' (under Wine).
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_session_hears_of_a_cli_installed_while_the_server_runs() {

@@ -11,7 +11,7 @@
 use cli_agent_test_support::real;
 use cli_agent_test_support::{common, mcp, web};
 
-// Unix's install dirs and login shell, through links to the fake CLI (a POSIX script); the
+// Unix's install dirs and login shell, through symbolic links to the fake CLI's script; the
 // Windows candidates are the engine's locate tests' (under Wine).
 #[cfg(unix)]
 mod cli_discovery;
@@ -34,14 +34,14 @@ mod mcp_garbage;
 mod mcp_logging;
 mod mcp_readme;
 mod mcp_server;
-// Links the fake CLI (a POSIX script) into the server's PATH; Windows' PATH search is the
+// Symbolic links to the fake CLI's script on the server's PATH; Windows' PATH search is the
 // engine's locate tests' (under Wine).
 #[cfg(unix)]
 mod offered_tools;
 mod output_schema;
 mod policy;
 mod resources;
-// The fake CLI (a POSIX script) run by `run`, and signals to it.
+// The fake CLI run by `run`, and Unix signals to it.
 #[cfg(unix)]
 mod run_command;
 // The kernel sandbox (Landlock, Seatbelt): Windows has none (doctor says so).

@@ -9,7 +9,7 @@
 //! gives each server a job store of its own in the temp dir (`CAM_STATE_DIR`);
 //! change that with `env` / `env_remove`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -30,12 +30,6 @@ pub const DEADLINE: Duration = Duration::from_secs(60);
 /// The protocol version `initialize` asks for unless told otherwise.
 pub const LEGACY_VERSION: &str = "2025-11-25";
 pub const MODERN_VERSION: &str = "2026-07-28";
-
-/// The fake CLIs' links on Unix, one a CLI (a client that sets each `CAM_<CLI>_BIN` itself
-/// takes the dir); [`common::fake_cli`] is one CLI's program on any OS.
-pub fn fake_bin_dir() -> PathBuf {
-    repo().join("tests/fixtures/bin")
-}
 
 /// Every built-in CLI's tool name, in the registry's order.
 pub fn agents() -> Vec<&'static str> {

@@ -15,7 +15,17 @@ const INTERPRETER: &str = "python";
 
 /// The fake CLI as `name`: a CLI of `tests/fixtures/clis`, whose dialect it speaks.
 pub fn fake_cli(name: &str) -> PathBuf {
-    install(&shim_dir(), name)
+    install(&install_dir(), name)
+}
+
+/// The dir of the fake CLIs, every built-in CLI's installed, each named after it: for a client
+/// that points each `CAM_<CLI>_BIN` at `<dir>/<cli>` itself (the programs on Unix).
+pub fn fake_cli_dir() -> PathBuf {
+    let dir = install_dir();
+    for name in super::cli_fixtures::names() {
+        install(&dir, name);
+    }
+    dir
 }
 
 /// A program that exists and fails whatever it is asked: `/bin/false`, on Windows a batch file
@@ -24,7 +34,7 @@ pub fn failing_program() -> PathBuf {
     if !cfg!(windows) {
         return PathBuf::from("/bin/false");
     }
-    let dir = shim_dir();
+    let dir = install_dir();
     std::fs::create_dir_all(&dir).expect("create the fake CLIs' dir");
     let program = dir.join("false.cmd");
     write_if_changed(&program, "@exit /b 1\r\n");
@@ -32,7 +42,7 @@ pub fn failing_program() -> PathBuf {
 }
 
 /// Where the fake CLIs of this checkout are: a temp dir of its own, shared by its tests.
-fn shim_dir() -> PathBuf {
+fn install_dir() -> PathBuf {
     use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
     let checkout = BuildHasherDefault::<DefaultHasher>::default().hash_one(super::repo());
     std::env::temp_dir()
