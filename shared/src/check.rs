@@ -152,7 +152,6 @@ async fn watch(
 /// Reads what the command's tree left in the pipe (on Windows nothing can be read without
 /// waiting, so the last lines are still there when its exit is seen first).
 async fn drain(output: &mut StderrTail<tokio::process::ChildStderr>) {
-    output.read_now(OUTPUT_BYTES);
     let to_the_end = async {
         while output.is_open() {
             output.read().await;

@@ -350,8 +350,12 @@ fn node_versions(versions: &Path, bin: Option<&str>, probe: &dyn Probe) -> Vec<C
         .into_iter()
         .map(|(_, version)| {
             let dir = versions.join(&version);
+            let dir = match bin {
+                Some(bin) => dir.join(bin),
+                None => dir,
+            };
             Candidate {
-                dir: bin.map_or_else(|| dir.clone(), |bin| dir.join(bin)),
+                dir,
                 source: CliSource::Nvm { version },
             }
         })

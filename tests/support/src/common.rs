@@ -154,16 +154,10 @@ pub fn bare_path() -> std::ffi::OsString {
         return "/usr/bin:/bin".into();
     }
     let system = std::env::var_os("SystemRoot").map(|root| PathBuf::from(root).join("System32"));
-    let python = which_on_path("python.exe").and_then(|python| Some(python.parent()?.to_owned()));
+    let python = which::which("python")
+        .ok()
+        .and_then(|python| Some(python.parent()?.to_owned()));
     std::env::join_paths(python.into_iter().chain(system)).expect("a PATH of plain dirs")
-}
-
-/// `file` in the first dir of this process's PATH that holds it.
-fn which_on_path(file: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(file))
-        .find(|candidate| candidate.is_file())
 }
 
 /// `path` as a TOML string, its `\` escaped: a Windows path written into a config file.

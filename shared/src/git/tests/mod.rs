@@ -13,10 +13,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::{Git, JobKey, Repo};
+use cli_agent_test_support::common::NO_CONFIG;
 
-/// The empty file, for git's global config.
-const NO_FILE: &str = if cfg!(windows) { "NUL" } else { "/dev/null" };
+use super::{Git, JobKey, Repo};
 
 /// A temporary directory holding a home and the test's repositories, `root` its real path;
 /// removed when dropped.
@@ -40,7 +39,7 @@ impl Fixture {
             .unwrap()
             .env("HOME", &home)
             .env("XDG_CONFIG_HOME", &home)
-            .env("GIT_CONFIG_GLOBAL", NO_FILE)
+            .env("GIT_CONFIG_GLOBAL", NO_CONFIG)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env("GIT_CEILING_DIRECTORIES", root.parent().unwrap());
         Self {
@@ -61,7 +60,7 @@ impl Fixture {
             .args(["-c", "user.name=Test", "-c", "user.email=test@example.com"])
             .args(args)
             .env("HOME", self.path("home"))
-            .env("GIT_CONFIG_GLOBAL", NO_FILE)
+            .env("GIT_CONFIG_GLOBAL", NO_CONFIG)
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .env_remove("GIT_DIR")
             .env_remove("GIT_WORK_TREE")
@@ -89,8 +88,8 @@ impl Fixture {
     }
 
     /// A repository with history and work in progress: a commit of text, binary, symlink (not
-    /// on Windows, where git checks one out as a file), subdirectory and .gitignore; then an uncommitted edit, an untracked file, ignored
-    /// files, a stash and a second branch.
+    /// on Windows, where git checks one out as a file), subdirectory and .gitignore; then an
+    /// uncommitted edit, an untracked file, ignored files, a stash and a second branch.
     pub fn sample(&self) -> PathBuf {
         let dir = self.init("repo");
         write(&dir, "src/lib.rs", &numbered("fn", 10));
